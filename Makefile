@@ -1,0 +1,42 @@
+# Two commands set everything up on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+# The CPU build of torch; on this project's machines it is read from the local wheel store.
+TORCH_SPEC ?= torch==2.13.0
+
+.PHONY: run test bench install install-test lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Runtime install (light: no torch).
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+# Everything the test suite needs: test tools, training stack, plotting.
+$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q "$(TORCH_SPEC)"
+	$(BIN)/pip install -q -e ".[test,train,report]"
+	touch $@ $(VENV)/.installed
+
+install: $(VENV)/.installed
+
+install-test: $(VENV)/.installed-test
+
+run: install
+	$(BIN)/dcops demo
+
+lint: install-test
+	$(BIN)/ruff check .
+
+test: install-test
+	$(BIN)/ruff check .
+	$(BIN)/pytest
+
+bench: install
+	$(BIN)/dcops bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,27 @@
+"""dcops: a multi-agent datacenter operations platform.
+
+Public API (shared by users and tests):
+
+- ``dcops.tasks()``: the registered task ids.
+- ``dcops.make_env(task_id, **config)``: a Gymnasium environment for a single-agent task.
+- ``dcops.parallel_env(**config)``: the PettingZoo ``ParallelEnv`` (``datacenter_ops_v0``).
+
+Importing ``dcops`` is light: it never imports torch or the LLM stack.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dcops.registry import make_env, tasks
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "make_env", "parallel_env", "tasks"]
+
+
+def parallel_env(**config: Any):
+    """Return the PettingZoo parallel environment ``datacenter_ops_v0`` (see ``dcops.env``)."""
+    from dcops.env import parallel_env as _parallel_env
+
+    return _parallel_env(**config)

@@ -1,0 +1,143 @@
+"""The control-room interface of a plant: what a controller reads (telemetry) and writes (set-points).
+
+Both are flat float vectors so that RL libraries can use them directly; this module owns their layout, bounds
+and conversions, shared by the environments (which produce telemetry and accept set-points) and the
+controllers in ``dcops.agents`` (which consume telemetry and produce set-points).
+
+Set-point vector, length 2·Z + 2 (physical units)::
+
+    [fan_speed × Z (0.2–1), supply_setpoint_c × Z (15–27 °C), chw_setpoint_c (5–18 °C), economiser_on (0–1)]
+
+Telemetry vector, length 5·Z + 11: for each zone ``inlet_c, return_c, load_fraction, fan_speed, supply_c``
+(reported inlet and return-air temperatures carry sensor errors), then ``chw_supply_c`` (reported),
+``chillers_available`` (fraction of units), ``economiser_fraction``, ``dry_bulb_c``, ``wet_bulb_c``,
+``carbon_kg_per_kwh``, ``hour_sin``, ``hour_cos``, ``progress`` (0–1), ``cooling_over_design_it``, ``pue``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from dcops.physics.plant import PlantControl
+from numpy.typing import NDArray
+
+FAN_SPEED_RANGE = (0.2, 1.0)
+SUPPLY_SETPOINT_RANGE_C = (15.0, 27.0)
+CHW_SETPOINT_RANGE_C = (5.0, 18.0)
+
+ZONE_FIELDS = ("inlet_c", "return_c", "load_fraction", "fan_speed", "supply_c")
+PLANT_FIELDS = (
+    "chw_supply_c", "chillers_available", "economiser_fraction", "dry_bulb_c", "wet_bulb_c",
+    "carbon_kg_per_kwh", "hour_sin", "hour_cos", "progress", "cooling_over_design_it", "pue",
+)
+_ZONE_LOW = (-50.0, -50.0, 0.0, 0.0, -50.0)
+_ZONE_HIGH = (150.0, 150.0, 2.0, 1.0, 150.0)
+_PLANT_LOW = (-50.0, 0.0, 0.0, -60.0, -60.0, 0.0, -1.0, -1.0, 0.0, 0.0, 0.0)
+_PLANT_HIGH = (150.0, 1.0, 1.0, 60.0, 60.0, 2.0, 1.0, 1.0, 1.0, 10.0, 10.0)
+
+
+def setpoint_bounds(n_zones: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Lower and upper bounds of the set-point vector."""
+    low = np.concatenate([np.full(n_zones, FAN_SPEED_RANGE[0]), np.full(n_zones, SUPPLY_SETPOINT_RANGE_C[0]),
+                          [CHW_SETPOINT_RANGE_C[0], 0.0]])
+    high = np.concatenate([np.full(n_zones, FAN_SPEED_RANGE[1]), np.full(n_zones, SUPPLY_SETPOINT_RANGE_C[1]),
+                           [CHW_SETPOINT_RANGE_C[1], 1.0]])
+    return low, high
+
+
+def setpoint_field_names(n_zones: int) -> list[str]:
+    """Field name of each set-point vector entry (used in error messages)."""
+    names = [f"fan_speed[{i}]" for i in range(n_zones)] + [f"supply_setpoint_c[{i}]" for i in range(n_zones)]
+    return names + ["chw_setpoint_c", "economiser_on"]
+
+
+def decode_setpoints(action: Any, n_zones: int) -> PlantControl:
+    """Validate a set-point vector, clip it to its bounds and return a :class:`PlantControl`.
+
+    :raises ValueError: wrong size, non-numeric, or a NaN/inf entry (the message names the field).
+    """
+    expected = 2 * n_zones + 2
+    try:
+        a = np.asarray(action, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):
+        raise ValueError(f"action must be a numeric array of shape ({expected},), got {action!r}") from None
+    if a.size != expected:
+        raise ValueError(
+            f"action must have {expected} values (fan_speed×{n_zones}, supply_setpoint_c×{n_zones}, "
+            f"chw_setpoint_c, economiser_on), got {a.size}"
+        )
+    bad = np.flatnonzero(~np.isfinite(a))
+    if bad.size:
+        raise ValueError(f"action field {setpoint_field_names(n_zones)[bad[0]]} is not finite: {a[bad[0]]}")
+    low, high = setpoint_bounds(n_zones)
+    a = np.minimum(np.maximum(a, low), high)
+    return PlantControl(
+        fan_speed=a[:n_zones],
+        supply_setpoint_c=a[n_zones : 2 * n_zones],
+        chw_setpoint_c=np.asarray(a[2 * n_zones]),
+        economiser_on=np.asarray(a[2 * n_zones + 1]),
+    )
+
+
+def encode_setpoints(
+    fan_speed: NDArray[np.float64], supply_setpoint_c: NDArray[np.float64], chw_setpoint_c: float, economiser_on: bool
+) -> NDArray[np.float32]:
+    """Build a set-point vector (float32, as the action space expects)."""
+    return np.concatenate(
+        [np.asarray(fan_speed, dtype=np.float64), np.asarray(supply_setpoint_c, dtype=np.float64),
+         [float(chw_setpoint_c), 1.0 if economiser_on else 0.0]]
+    ).astype(np.float32)
+
+
+def telemetry_bounds(n_zones: int) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    """Lower and upper bounds of the telemetry vector."""
+    low = np.array(list(_ZONE_LOW) * n_zones + list(_PLANT_LOW), dtype=np.float32)
+    high = np.array(list(_ZONE_HIGH) * n_zones + list(_PLANT_HIGH), dtype=np.float32)
+    return low, high
+
+
+@dataclass(frozen=True)
+class Telemetry:
+    """A parsed telemetry vector: zone arrays (Z,) and plant scalars, names as in the module docstring."""
+
+    inlet_c: NDArray[np.float64]
+    return_c: NDArray[np.float64]
+    load_fraction: NDArray[np.float64]
+    fan_speed: NDArray[np.float64]
+    supply_c: NDArray[np.float64]
+    chw_supply_c: float
+    chillers_available: float
+    economiser_fraction: float
+    dry_bulb_c: float
+    wet_bulb_c: float
+    carbon_kg_per_kwh: float
+    hour_sin: float
+    hour_cos: float
+    progress: float
+    cooling_over_design_it: float
+    pue: float
+
+    @classmethod
+    def parse(cls, vector: Any, n_zones: int) -> Telemetry:
+        v = np.asarray(vector, dtype=np.float64).reshape(-1)
+        expected = len(ZONE_FIELDS) * n_zones + len(PLANT_FIELDS)
+        if v.size != expected:
+            raise ValueError(f"telemetry must have {expected} values for {n_zones} zones, got {v.size}")
+        zones = v[: len(ZONE_FIELDS) * n_zones].reshape(n_zones, len(ZONE_FIELDS))
+        plant = v[len(ZONE_FIELDS) * n_zones :]
+        values: dict[str, Any] = {name: zones[:, i].copy() for i, name in enumerate(ZONE_FIELDS)}
+        values.update({name: float(plant[i]) for i, name in enumerate(PLANT_FIELDS)})
+        return cls(**values)
+
+
+def build_telemetry(
+    inlet_c: NDArray[np.float64], return_c: NDArray[np.float64], load_fraction: NDArray[np.float64],
+    fan_speed: NDArray[np.float64], supply_c: NDArray[np.float64], plant_values: NDArray[np.float64] | list[float],
+    low: NDArray[np.float32], high: NDArray[np.float32],
+) -> NDArray[np.float32]:
+    """Assemble and clip a telemetry vector from zone arrays and the plant values in ``PLANT_FIELDS`` order."""
+    zone_block = np.stack([inlet_c, return_c, load_fraction, fan_speed, supply_c], axis=-1).reshape(-1)
+    vector = np.concatenate([zone_block, np.asarray(plant_values, dtype=np.float64)])
+    return np.minimum(np.maximum(vector, low), high).astype(np.float32)

@@ -1,0 +1,385 @@
+"""The cooling plant: zones, CRAHs, chilled-water loop, chillers, economiser, tower, pumps and UPS.
+
+One call to :func:`step_plant` advances the whole plant by one control interval. Arrays have a trailing zone
+axis (``(..., Z)``) for zone quantities and no trailing axis for plant quantities, so the same code steps one
+plant (``(Z,)``) or a batch of plants (``(B, Z)``) without a Python loop.
+
+Heat path (all kW or kJ)::
+
+    IT heat ─► zone air/IT mass (C_z) ─► CRAH coil ─┐
+    CRAH fan heat (added in the air stream, taken   ├─► chilled-water loop (C_loop) ─► economiser HX ─┐
+      by the coil with the supply air)  ────────────┘    + chilled-water pump heat  └─► chillers ──────┴─► tower
+    zone ◄─► outdoors through the envelope (UA)
+
+Per step (Δt seconds, inputs held constant over it):
+
+1. Supply air ``T_s = max(T_s,set, T_chw + coil approach)``: the coil cannot make air colder than the
+   chilled water plus its approach. Airflow ``m = m_max · a · s`` (a = fraction of fan units alive).
+2. Zone temperatures by the exact exponential update (``dcops.physics.zones``); inlet temperatures from the
+   recirculation mix.
+3. The loop receives the coil heat, the fan heat and the chilled-water pump heat. The plant tries to remove that
+   heat plus whatever brings the loop back to its setpoint (``C_loop · (T_chw − T_chw,set)``); the economiser
+   carries its fraction and the chillers the rest, up to their available capacity ``Q_ref · CAPFT · units``.
+   Any shortfall warms the loop (``C_loop · ΔT_chw = heat in − heat removed``).
+   The loop temperature seen by the coils is the one at the start of the step (a one-step lag that is stable
+   for ``Δt · Σ m·cp / C_loop < 1``, about 0.4 at the defaults; exact whenever the plant holds its setpoint).
+4. Chiller capacity and power from the DOE-2 EIR curves at the leaving chilled water (the set-point, or the
+   loop temperature while a warm loop is pulled down) and the condenser water (wet-bulb + tower approach), with
+   as many units staged on as the load needs.
+5. Pumps, tower fans, UPS loss; facility power and PUE.
+
+Energy is conserved exactly: ``Σ C_z·ΔT_z + C_loop·ΔT_chw = (IT + fans + CHW pump)·Δt − envelope − removed``;
+the outputs carry each term so tests can check it every step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import NamedTuple
+
+import numpy as np
+from dcops.physics.auxiliaries import fan_power_kw, pump_power_kw, tower_fan_power_kw, ups_loss_kw
+from dcops.physics.chiller import (
+    CHILLER_TYPES,
+    ChillerCurves,
+    capacity_fraction,
+    chiller_power_kw,
+    eir_temperature_modifier,
+)
+from dcops.physics.constants import AIR_DENSITY_KG_PER_M3, CP_AIR_KJ_PER_KG_K, KW_PER_TON_REFRIGERATION
+from dcops.physics.economiser import condenser_water_c, economiser_fraction
+from dcops.physics.zones import (
+    inlet_temperature_c,
+    recirculation_fraction,
+    server_airflow_kg_s,
+    zone_update,
+)
+from numpy.typing import NDArray
+
+Array = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class PlantConfig:
+    """Static description of a data hall and its cooling plant. Build one with :meth:`default`.
+
+    Zone arrays are shaped (Z,). Units are in the names.
+    """
+
+    zone_design_it_kw: Array
+    zone_thermal_mass_kj_per_k: Array
+    zone_envelope_ua_kw_per_k: Array
+    crah_max_airflow_kg_s: Array
+    crah_fan_max_kw: Array
+    server_delta_t_k: float = 12.0
+    min_recirculation: float = 0.02
+    coil_approach_k: float = 3.0
+    chiller_curves: ChillerCurves = field(default_factory=lambda: CHILLER_TYPES["centrifugal"])
+    n_chillers: int = 2
+    chiller_reference_capacity_kw: float = 660.0
+    loop_thermal_mass_kj_per_k: float = 35_000.0
+    chw_design_delta_t_k: float = 6.0
+    tower_approach_k: float = 3.5
+    hx_approach_k: float = 1.5
+    economiser_installed: bool = True
+    design_cooling_kw: float = 1_100.0
+    tower_fan_design_kw: float = 74.0
+    chw_pump_design_kw: float = 13.0
+    cw_pump_design_kw: float = 19.5
+    pump_min_speed: float = 0.3
+    ups_rated_kw: float = 1_250.0
+
+    @property
+    def n_zones(self) -> int:
+        return int(self.zone_design_it_kw.shape[-1])
+
+    @property
+    def design_it_kw(self) -> float:
+        return float(self.zone_design_it_kw.sum())
+
+    @property
+    def design_rejection_kw(self) -> float:
+        """Heat the tower rejects at design: cooling load plus compressor power at the reference COP."""
+        return self.design_cooling_kw * (1.0 + 1.0 / self.chiller_curves.reference_cop)
+
+    @classmethod
+    def default(
+        cls,
+        n_zones: int = 4,
+        zone_design_it_kw: float | list[float] | Array = 250.0,
+        chiller: str = "centrifugal",
+        economiser: bool = True,
+        n_chillers: int = 2,
+        chiller_capacity_fraction: float = 0.6,
+        thermal_mass_kj_per_k_per_kw: float = 20.0,
+        loop_mass_kj_per_k_per_kw: float = 35.0,
+        airflow_margin: float = 1.3,
+        fan_pressure_kpa: float = 0.5,
+        fan_efficiency: float = 0.6,
+        **overrides: object,
+    ) -> PlantConfig:
+        """A plant sized from the zones' design IT load with typical engineering ratios.
+
+        :param n_zones: number of zones (ignored when ``zone_design_it_kw`` is a list).
+        :param zone_design_it_kw: design IT load per zone, kW (one value for all, or one per zone).
+        :param chiller: ``"centrifugal"`` (DOE-2 5.50 COP) or ``"reciprocating"`` (DOE-2 3.67 COP).
+        :param economiser: whether a waterside economiser is installed.
+        :param n_chillers: identical chillers, each ``chiller_capacity_fraction`` of the design cooling load
+            (default 2 × 60 %: N+1 at part of the load, so one trip under peak load leaves a shortfall).
+        :param thermal_mass_kj_per_k_per_kw: zone heat capacity per kW of design IT (10–30 is typical).
+        :param loop_mass_kj_per_k_per_kw: chilled-water loop heat capacity per kW of design IT (35 ≈ 8 L/kW).
+        :param airflow_margin: CRAH maximum airflow over the servers' design airflow.
+        :param fan_pressure_kpa: CRAH fan total pressure, kPa; with ``fan_efficiency`` sets fan power.
+        :param overrides: any other :class:`PlantConfig` field.
+        """
+        design = np.atleast_1d(np.asarray(zone_design_it_kw, dtype=np.float64))
+        if design.size == 1:
+            design = np.full(n_zones, float(design[0]))
+        if np.any(design <= 0):
+            raise ValueError("zone_design_it_kw must be positive")
+        total = float(design.sum())
+        design_airflow = design / (CP_AIR_KJ_PER_KG_K * 12.0)
+        max_airflow = airflow_margin * design_airflow
+        fan_max_kw = max_airflow / AIR_DENSITY_KG_PER_M3 * fan_pressure_kpa / fan_efficiency
+        design_cooling = 1.1 * total  # IT plus fan heat, with a little margin
+        curves = CHILLER_TYPES[chiller]
+        rejection = design_cooling * (1.0 + 1.0 / curves.reference_cop)
+        values: dict[str, object] = dict(
+            zone_design_it_kw=design,
+            zone_thermal_mass_kj_per_k=thermal_mass_kj_per_k_per_kw * design,
+            zone_envelope_ua_kw_per_k=0.002 * design,
+            crah_max_airflow_kg_s=max_airflow,
+            crah_fan_max_kw=fan_max_kw,
+            chiller_curves=curves,
+            n_chillers=n_chillers,
+            chiller_reference_capacity_kw=chiller_capacity_fraction * design_cooling,
+            loop_thermal_mass_kj_per_k=loop_mass_kj_per_k_per_kw * total,
+            economiser_installed=economiser,
+            design_cooling_kw=design_cooling,
+            tower_fan_design_kw=0.2 / KW_PER_TON_REFRIGERATION * rejection,
+            chw_pump_design_kw=0.012 * design_cooling,
+            cw_pump_design_kw=0.015 * rejection,
+            ups_rated_kw=1.25 * total,
+        )
+        values.update(overrides)
+        return cls(**values)  # type: ignore[arg-type]
+
+    @classmethod
+    def legacy(cls, **overrides: object) -> PlantConfig:
+        """A legacy plant: no economiser, reciprocating chillers (DOE-2 3.67 COP)."""
+        base: dict[str, object] = {"chiller": "reciprocating", "economiser": False}
+        base.update(overrides)
+        return cls.default(**base)  # type: ignore[arg-type]
+
+    def with_(self, **changes: object) -> PlantConfig:
+        """A copy with some fields changed."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+@dataclass
+class PlantState:
+    """Dynamic state: zone temperatures (..., Z) and chilled-water supply temperature (...), °C."""
+
+    zone_temp_c: Array
+    chw_supply_c: Array
+
+    def copy(self) -> PlantState:
+        return PlantState(self.zone_temp_c.copy(), self.chw_supply_c.copy())
+
+
+@dataclass(frozen=True)
+class PlantControl:
+    """Set-points for one step.
+
+    :param fan_speed: CRAH fan speed per zone, fraction of maximum (clipped to [0, 1]).
+    :param supply_setpoint_c: supply-air set-point per zone, °C (the coil may not reach it, see module doc).
+    :param chw_setpoint_c: chilled-water supply set-point, °C.
+    :param economiser_on: integrated waterside economiser enabled (ignored if none is installed).
+    """
+
+    fan_speed: Array
+    supply_setpoint_c: Array
+    chw_setpoint_c: Array
+    economiser_on: Array
+
+
+@dataclass(frozen=True)
+class PlantBoundary:
+    """Conditions imposed on the plant for one step.
+
+    :param it_kw: IT load per zone, kW (..., Z).
+    :param outdoor_dry_bulb_c: outdoor dry-bulb, °C (...).
+    :param outdoor_wet_bulb_c: outdoor wet-bulb, °C (...).
+    :param chiller_available: availability of each chiller, 0–1 (..., n_chillers); a trip ramps it to 0.
+    :param fan_units_alive: fraction of each zone's CRAH fan units running, 0–1 (..., Z).
+    """
+
+    it_kw: Array
+    outdoor_dry_bulb_c: Array
+    outdoor_wet_bulb_c: Array
+    chiller_available: Array
+    fan_units_alive: Array
+
+
+class PlantOutputs(NamedTuple):
+    """Everything one step produced. Zone fields are (..., Z); plant fields (...). Powers are step means."""
+
+    supply_air_c: Array
+    inlet_start_c: Array
+    inlet_c: Array
+    return_air_c: Array
+    recirculation: Array
+    airflow_kg_s: Array
+    fan_kw: Array
+    coil_kw: Array
+    chw_supply_c: Array
+    chw_return_c: Array
+    condenser_water_c: Array
+    economiser_fraction: Array
+    economiser_kw: Array
+    chiller_load_kw: Array
+    chiller_capacity_kw: Array
+    chiller_kw: Array
+    chw_pump_kw: Array
+    cw_pump_kw: Array
+    tower_kw: Array
+    ups_loss_kw: Array
+    it_kw: Array
+    cooling_kw: Array
+    facility_kw: Array
+    pue: Array
+    heat_in_kj: Array
+    heat_removed_kj: Array
+    envelope_loss_kj: Array
+    heat_stored_kj: Array
+
+
+def initial_state(config: PlantConfig, zone_temp_c: float | Array = 30.0, chw_supply_c: float | Array = 10.0,
+                  batch_shape: tuple[int, ...] = ()) -> PlantState:
+    """A state with every zone at ``zone_temp_c`` and the loop at ``chw_supply_c`` (°C)."""
+    zones = np.broadcast_to(np.asarray(zone_temp_c, dtype=np.float64), (*batch_shape, config.n_zones)).copy()
+    loop = np.broadcast_to(np.asarray(chw_supply_c, dtype=np.float64), batch_shape).copy()
+    return PlantState(zones, loop)
+
+
+def air_side(
+    config: PlantConfig, state: PlantState, control: PlantControl, boundary: PlantBoundary
+) -> tuple[Array, Array, Array, Array]:
+    """Instantaneous air side for a control: (fan speed clipped, airflow kg/s, supply air °C, recirculation).
+
+    The coil cannot make air colder than the chilled water plus its approach, so the supply air is
+    ``max(T_s,set, T_chw + coil approach)``; airflow is ``m_max · units alive · speed``.
+    """
+    speed = np.minimum(np.maximum(control.fan_speed, 0.0), 1.0)
+    airflow = config.crah_max_airflow_kg_s * boundary.fan_units_alive * speed
+    supply = np.maximum(control.supply_setpoint_c, state.chw_supply_c[..., None] + config.coil_approach_k)
+    recirculation = recirculation_fraction(
+        airflow, server_airflow_kg_s(boundary.it_kw, config.server_delta_t_k), config.min_recirculation
+    )
+    return speed, airflow, supply, recirculation
+
+
+def step_plant(
+    config: PlantConfig, state: PlantState, control: PlantControl, boundary: PlantBoundary, dt_s: float
+) -> tuple[PlantState, PlantOutputs]:
+    """Advance the plant by ``dt_s`` seconds; return the new state and the step's outputs (see module doc)."""
+    # 1. Airflow, fan power and supply air.
+    speed, airflow, supply, recirculation = air_side(config, state, control, boundary)
+    fan_kw = fan_power_kw(config.crah_fan_max_kw, speed, boundary.fan_units_alive)
+    chw0 = state.chw_supply_c
+
+    # 2. Zones (exact).
+    it_kw = boundary.it_kw
+    outdoor = boundary.outdoor_dry_bulb_c[..., None]
+    zone0 = state.zone_temp_c
+    zone1, zone_mean = zone_update(
+        zone0, it_kw, airflow, supply, config.zone_envelope_ua_kw_per_k, outdoor,
+        config.zone_thermal_mass_kj_per_k, dt_s,
+    )
+    coil_air_kw = airflow * CP_AIR_KJ_PER_KG_K * (zone_mean - supply)
+    envelope_kw = config.zone_envelope_ua_kw_per_k * (zone_mean - outdoor)
+
+    # 3. Chilled-water loop.
+    coil_kw = coil_air_kw + fan_kw  # the coil also takes the fan heat
+    loop_load_kw = coil_kw.sum(axis=-1)
+    load_fraction = np.maximum(loop_load_kw, 0.0) / config.design_cooling_kw
+    flow_fraction = np.maximum(load_fraction, config.pump_min_speed)
+    chw_pump_kw = pump_power_kw(config.chw_pump_design_kw, flow_fraction, config.pump_min_speed)
+    heat_in_kj = (loop_load_kw + chw_pump_kw) * dt_s
+    chw_set = control.chw_setpoint_c
+    removal_target_kj = np.maximum(heat_in_kj + config.loop_thermal_mass_kj_per_k * (chw0 - chw_set), 0.0)
+
+    wet_bulb = boundary.outdoor_wet_bulb_c
+    chw_return = chw0 + config.chw_design_delta_t_k * load_fraction / flow_fraction
+    if config.economiser_installed:
+        econ_fraction = economiser_fraction(
+            wet_bulb, chw_set, chw_return, config.tower_approach_k, config.hx_approach_k
+        ) * (control.economiser_on > 0.5)
+    else:
+        econ_fraction = np.zeros_like(chw0)
+    economiser_kj = econ_fraction * removal_target_kj
+
+    # 4. Chillers.
+    condenser = condenser_water_c(wet_bulb, config.tower_approach_k)
+    curves = config.chiller_curves
+    # Chillers leave water at their set-point, or warmer while they pull a warm loop down (capacity-limited).
+    leaving = np.maximum(chw_set, chw0)
+    unit_capacity_kw = config.chiller_reference_capacity_kw * capacity_fraction(curves, leaving, condenser)
+    units_available = boundary.chiller_available.sum(axis=-1)
+    capacity_kw = unit_capacity_kw * units_available
+    chiller_load_kw = np.minimum((removal_target_kj - economiser_kj) / dt_s, capacity_kw)
+    units_on = np.minimum(np.ceil(chiller_load_kw / unit_capacity_kw - 1e-9), units_available)
+    running_capacity_kw = unit_capacity_kw * np.maximum(units_on, 0.0)
+    chiller_kw = chiller_power_kw(
+        curves, chiller_load_kw, running_capacity_kw, eir_temperature_modifier(curves, leaving, condenser)
+    )
+    heat_removed_kj = economiser_kj + chiller_load_kw * dt_s
+    chw1 = chw0 + (heat_in_kj - heat_removed_kj) / config.loop_thermal_mass_kj_per_k
+
+    # 5. Heat rejection, pumps, UPS, totals.
+    rejected_kw = heat_removed_kj / dt_s + chiller_kw
+    rejection_fraction = rejected_kw / config.design_rejection_kw
+    tower_kw = tower_fan_power_kw(config.tower_fan_design_kw, rejection_fraction)
+    cw_pump_kw = np.where(
+        rejected_kw > 0.0, pump_power_kw(config.cw_pump_design_kw, rejection_fraction, config.pump_min_speed), 0.0
+    )
+    it_total = it_kw.sum(axis=-1)
+    ups_kw = ups_loss_kw(it_total, config.ups_rated_kw)
+    cooling_kw = fan_kw.sum(axis=-1) + chw_pump_kw + cw_pump_kw + tower_kw + chiller_kw
+    facility_kw = it_total + ups_kw + cooling_kw
+    pue = np.where(it_total > 0.0, facility_kw / np.maximum(it_total, 1e-9), 0.0)
+
+    stored_kj = ((zone1 - zone0) * config.zone_thermal_mass_kj_per_k).sum(axis=-1) + (
+        chw1 - chw0
+    ) * config.loop_thermal_mass_kj_per_k
+    outputs = PlantOutputs(
+        supply_air_c=supply,
+        inlet_start_c=inlet_temperature_c(supply, zone0, recirculation),
+        inlet_c=inlet_temperature_c(supply, zone1, recirculation),
+        return_air_c=zone1,
+        recirculation=recirculation,
+        airflow_kg_s=airflow,
+        fan_kw=fan_kw,
+        coil_kw=coil_kw,
+        chw_supply_c=chw1,
+        chw_return_c=chw_return,
+        condenser_water_c=condenser,
+        economiser_fraction=econ_fraction,
+        economiser_kw=economiser_kj / dt_s,
+        chiller_load_kw=chiller_load_kw,
+        chiller_capacity_kw=capacity_kw,
+        chiller_kw=chiller_kw,
+        chw_pump_kw=chw_pump_kw,
+        cw_pump_kw=cw_pump_kw,
+        tower_kw=tower_kw,
+        ups_loss_kw=ups_kw,
+        it_kw=it_total,
+        cooling_kw=cooling_kw,
+        facility_kw=facility_kw,
+        pue=pue,
+        heat_in_kj=(it_total + fan_kw.sum(axis=-1) + chw_pump_kw) * dt_s,
+        heat_removed_kj=heat_removed_kj,
+        envelope_loss_kj=envelope_kw.sum(axis=-1) * dt_s,
+        heat_stored_kj=stored_kj,
+    )
+    return PlantState(zone1, chw1), outputs
