@@ -95,6 +95,7 @@ from numpy.typing import NDArray
 
 RECOMMENDED_RANGE_C = (18.0, 27.0)
 ALLOWABLE_MAX_C = 32.0
+_THRESHOLDS_C = np.array([[RECOMMENDED_RANGE_C[1]], [ALLOWABLE_MAX_C], [RECOMMENDED_RANGE_C[0]]])
 OVERHEAD_WEIGHT = 0.8
 OVERHEAD_AT_ZERO_ENERGY_SCORE = 0.5
 
@@ -169,8 +170,11 @@ class EpisodeTotals:
         }
 
 
-def fraction_above(start: NDArray[np.float64], end: NDArray[np.float64], threshold: float) -> NDArray[np.float64]:
-    """Fraction of a step a linearly varying temperature spends above ``threshold`` (0–1)."""
+def fraction_above(
+    start: NDArray[np.float64], end: NDArray[np.float64], threshold: float | NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Fraction of a step a linearly varying temperature spends above ``threshold`` (0–1); thresholds shaped
+    (K, 1) give K rows at once."""
     lo = np.minimum(start, end)
     hi = np.maximum(start, end)
     span = hi - lo
@@ -279,9 +283,8 @@ class CoolingEnv(gym.Env):
         self._step = k + 1
 
         minutes = spec.dt_s / 60.0
-        f27 = fraction_above(out.inlet_start_c, out.inlet_c, RECOMMENDED_RANGE_C[1])
-        f32 = fraction_above(out.inlet_start_c, out.inlet_c, ALLOWABLE_MAX_C)
-        f18 = 1.0 - fraction_above(out.inlet_start_c, out.inlet_c, RECOMMENDED_RANGE_C[0])
+        f27, f32, f18 = fraction_above(out.inlet_start_c, out.inlet_c, _THRESHOLDS_C)
+        f18 = 1.0 - f18
         violation = float(self._weights @ (f27 + 4.0 * f32 + f18))
         it_kw = float(out.it_kw)
         cooling_kw = float(out.cooling_kw)

@@ -8,6 +8,9 @@
 - UPS (double conversion) loss: ``P_loss = P_rated · (a + b·x + c·x²)``, x = P_IT / P_rated, with
   (a, b, c) = (0.01, 0.02, 0.01): 95.7 % efficient at half load, 96.1 % at 80 %. The UPS sits in its own
   electrical room, so its loss counts in facility power but not in the data-hall heat balance.
+- Power distribution (transformers and PDUs): a loss of ``DISTRIBUTION_LOSS_FRACTION`` (2 %) of the IT power.
+- Ancillary building loads (lighting, offices, security, controls): ``ANCILLARY_FRACTION`` (1 %) of the design IT
+  power, constant. Both are outside the data hall's heat balance, like the UPS loss.
 """
 
 from __future__ import annotations
@@ -41,3 +44,17 @@ def ups_loss_kw(it_kw: NDArray[np.float64], rated_kw: float) -> NDArray[np.float
     a, b, c = UPS_LOSS_COEFFICIENTS
     x = it_kw / rated_kw
     return rated_kw * (a + x * (b + c * x))
+
+
+DISTRIBUTION_LOSS_FRACTION = 0.02
+ANCILLARY_FRACTION = 0.01
+
+
+def distribution_loss_kw(it_kw: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Transformer and PDU losses, kW."""
+    return DISTRIBUTION_LOSS_FRACTION * it_kw
+
+
+def ancillary_kw(design_it_kw: float) -> float:
+    """Lighting, offices and controls, kW."""
+    return ANCILLARY_FRACTION * design_it_kw

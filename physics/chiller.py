@@ -91,6 +91,14 @@ def eir_temperature_modifier(curves: ChillerCurves, chw_leaving_c: ArrayLike, co
     return _biquadratic(curves.eirft, *clamp_inputs(curves, chw_leaving_c, condenser_entering_c))
 
 
+def curve_modifiers(
+    curves: ChillerCurves, chw_leaving_c: ArrayLike, condenser_entering_c: ArrayLike
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """(CAPFT, EIRFT) at one operating point, clamping the inputs once (the physics step's hot path)."""
+    x, y = clamp_inputs(curves, chw_leaving_c, condenser_entering_c)
+    return _biquadratic(curves.capft, x, y), _biquadratic(curves.eirft, x, y)
+
+
 def eir_part_load_modifier(curves: ChillerCurves, part_load_ratio: ArrayLike) -> NDArray[np.float64]:
     """EIRFPLR at the operating part-load ratio (false loading below the minimum unloading ratio)."""
     p = np.maximum(np.asarray(part_load_ratio, dtype=np.float64), curves.min_unloading_ratio)

@@ -17,6 +17,7 @@ Telemetry vector, length 5·Z + 11: for each zone ``inlet_c, return_c, load_frac
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -38,12 +39,15 @@ _PLANT_LOW = (-50.0, 0.0, 0.0, -60.0, -60.0, 0.0, -1.0, -1.0, 0.0, 0.0, 0.0)
 _PLANT_HIGH = (150.0, 1.0, 1.0, 60.0, 60.0, 2.0, 1.0, 1.0, 1.0, 10.0, 10.0)
 
 
+@cache
 def setpoint_bounds(n_zones: int) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """Lower and upper bounds of the set-point vector."""
+    """Lower and upper bounds of the set-point vector (cached, read-only)."""
     low = np.concatenate([np.full(n_zones, FAN_SPEED_RANGE[0]), np.full(n_zones, SUPPLY_SETPOINT_RANGE_C[0]),
                           [CHW_SETPOINT_RANGE_C[0], 0.0]])
     high = np.concatenate([np.full(n_zones, FAN_SPEED_RANGE[1]), np.full(n_zones, SUPPLY_SETPOINT_RANGE_C[1]),
                            [CHW_SETPOINT_RANGE_C[1], 1.0]])
+    low.setflags(write=False)
+    high.setflags(write=False)
     return low, high
 
 
@@ -138,6 +142,13 @@ def build_telemetry(
     low: NDArray[np.float32], high: NDArray[np.float32],
 ) -> NDArray[np.float32]:
     """Assemble and clip a telemetry vector from zone arrays and the plant values in ``PLANT_FIELDS`` order."""
-    zone_block = np.stack([inlet_c, return_c, load_fraction, fan_speed, supply_c], axis=-1).reshape(-1)
-    vector = np.concatenate([zone_block, np.asarray(plant_values, dtype=np.float64)])
+    n_zone_values = len(ZONE_FIELDS) * len(inlet_c)
+    vector = np.empty(n_zone_values + len(PLANT_FIELDS))
+    zones = vector[:n_zone_values].reshape(-1, len(ZONE_FIELDS))
+    zones[:, 0] = inlet_c
+    zones[:, 1] = return_c
+    zones[:, 2] = load_fraction
+    zones[:, 3] = fan_speed
+    zones[:, 4] = supply_c
+    vector[n_zone_values:] = plant_values
     return np.minimum(np.maximum(vector, low), high).astype(np.float32)

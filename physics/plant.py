@@ -26,7 +26,7 @@ Per step (Δt seconds, inputs held constant over it):
 4. Chiller capacity and power from the DOE-2 EIR curves at the leaving chilled water (the set-point, or the
    loop temperature while a warm loop is pulled down) and the condenser water (wet-bulb + tower approach), with
    as many units staged on as the load needs.
-5. Pumps, tower fans, UPS loss; facility power and PUE.
+5. Pumps, tower fans, electrical losses (UPS, distribution, ancillary); facility power and PUE.
 
 Energy is conserved exactly: ``Σ C_z·ΔT_z + C_loop·ΔT_chw = (IT + fans + CHW pump)·Δt − envelope − removed``;
 the outputs carry each term so tests can check it every step.
@@ -38,14 +38,15 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
-from dcops.physics.auxiliaries import fan_power_kw, pump_power_kw, tower_fan_power_kw, ups_loss_kw
-from dcops.physics.chiller import (
-    CHILLER_TYPES,
-    ChillerCurves,
-    capacity_fraction,
-    chiller_power_kw,
-    eir_temperature_modifier,
+from dcops.physics.auxiliaries import (
+    ancillary_kw,
+    distribution_loss_kw,
+    fan_power_kw,
+    pump_power_kw,
+    tower_fan_power_kw,
+    ups_loss_kw,
 )
+from dcops.physics.chiller import CHILLER_TYPES, ChillerCurves, chiller_power_kw, curve_modifiers
 from dcops.physics.constants import AIR_DENSITY_KG_PER_M3, CP_AIR_KJ_PER_KG_K, KW_PER_TON_REFRIGERATION
 from dcops.physics.economiser import condenser_water_c, economiser_fraction
 from dcops.physics.zones import (
@@ -244,6 +245,7 @@ class PlantOutputs(NamedTuple):
     cw_pump_kw: Array
     tower_kw: Array
     ups_loss_kw: Array
+    electrical_loss_kw: Array
     it_kw: Array
     cooling_kw: Array
     facility_kw: Array
@@ -324,15 +326,14 @@ def step_plant(
     curves = config.chiller_curves
     # Chillers leave water at their set-point, or warmer while they pull a warm loop down (capacity-limited).
     leaving = np.maximum(chw_set, chw0)
-    unit_capacity_kw = config.chiller_reference_capacity_kw * capacity_fraction(curves, leaving, condenser)
+    capft, eirft = curve_modifiers(curves, leaving, condenser)
+    unit_capacity_kw = config.chiller_reference_capacity_kw * capft
     units_available = boundary.chiller_available.sum(axis=-1)
     capacity_kw = unit_capacity_kw * units_available
     chiller_load_kw = np.minimum((removal_target_kj - economiser_kj) / dt_s, capacity_kw)
     units_on = np.minimum(np.ceil(chiller_load_kw / unit_capacity_kw - 1e-9), units_available)
     running_capacity_kw = unit_capacity_kw * np.maximum(units_on, 0.0)
-    chiller_kw = chiller_power_kw(
-        curves, chiller_load_kw, running_capacity_kw, eir_temperature_modifier(curves, leaving, condenser)
-    )
+    chiller_kw = chiller_power_kw(curves, chiller_load_kw, running_capacity_kw, eirft)
     heat_removed_kj = economiser_kj + chiller_load_kw * dt_s
     chw1 = chw0 + (heat_in_kj - heat_removed_kj) / config.loop_thermal_mass_kj_per_k
 
@@ -345,8 +346,9 @@ def step_plant(
     )
     it_total = it_kw.sum(axis=-1)
     ups_kw = ups_loss_kw(it_total, config.ups_rated_kw)
+    electrical_kw = ups_kw + distribution_loss_kw(it_total) + ancillary_kw(config.design_it_kw)
     cooling_kw = fan_kw.sum(axis=-1) + chw_pump_kw + cw_pump_kw + tower_kw + chiller_kw
-    facility_kw = it_total + ups_kw + cooling_kw
+    facility_kw = it_total + electrical_kw + cooling_kw
     pue = np.where(it_total > 0.0, facility_kw / np.maximum(it_total, 1e-9), 0.0)
 
     stored_kj = ((zone1 - zone0) * config.zone_thermal_mass_kj_per_k).sum(axis=-1) + (
@@ -373,6 +375,7 @@ def step_plant(
         cw_pump_kw=cw_pump_kw,
         tower_kw=tower_kw,
         ups_loss_kw=ups_kw,
+        electrical_loss_kw=electrical_kw,
         it_kw=it_total,
         cooling_kw=cooling_kw,
         facility_kw=facility_kw,

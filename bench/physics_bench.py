@@ -1,0 +1,142 @@
+"""Physics and environment speed: steps per second, batch throughput, construction time.
+
+Every figure is measured in the same process as a calibration workload (a fixed loop of small numpy operations),
+so ratios stay comparable on noisy machines: ``steps_per_calibration_unit`` = physics steps per second divided by
+calibration loops per second.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+
+def _rate(work: Callable[[], int], min_seconds: float = 1.0) -> float:
+    """Items per second of ``work`` (which returns how many items it did), repeated for at least min_seconds."""
+    work()  # warm-up
+    done, start = 0, time.perf_counter()
+    while True:
+        done += work()
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_seconds:
+            return done / elapsed
+
+
+def calibration_rate() -> float:
+    """Loops per second of a fixed numpy workload (20 elementwise operations on 4-element arrays)."""
+    a = np.linspace(1.0, 2.0, 4)
+    b = np.linspace(2.0, 3.0, 4)
+
+    def work() -> int:
+        for _ in range(2000):
+            c = a * b
+            c = c + a
+            c = np.maximum(c, b)
+            c = np.minimum(c, 5.0)
+            c = c / b
+            c = np.exp(-c)
+            c = c.sum() + a
+            c = c * 2.0
+            c = np.where(c > 1.0, c, a)
+            c = c - b
+            c = c * c
+            c = c + 1.0
+            c = np.sqrt(c)
+            c = c * b
+            c = c / a
+            c = c.sum(axis=-1)
+            c = c + a
+            c = np.maximum(c, 0.0)
+            c = c * 0.5
+            c = c - 1.0
+        return 2000
+
+    return _rate(work)
+
+
+def plant_step_rate(batch: int | None, dt_s: float = 300.0) -> float:
+    """Plant-steps per second for one 4-zone plant (``batch=None``) or a batch of plants."""
+    from dcops.physics.plant import PlantBoundary, PlantConfig, PlantControl, initial_state, step_plant
+
+    config = PlantConfig.default()
+    z = config.n_zones
+    shape: tuple[int, ...] = () if batch is None else (batch,)
+    rng = np.random.default_rng(0)
+    state = initial_state(config, 25.0, 12.0, batch_shape=shape)
+    control = PlantControl(np.full((*shape, z), 0.7), np.full((*shape, z), 22.0), np.full(shape, 12.0), np.ones(shape))
+    boundary = PlantBoundary(
+        config.zone_design_it_kw * rng.uniform(0.5, 0.9, size=(*shape, z)), np.full(shape, 25.0),
+        np.full(shape, 18.0), np.ones((*shape, config.n_chillers)), np.ones((*shape, z)),
+    )
+    plants = 1 if batch is None else batch
+
+    def work() -> int:
+        nonlocal state
+        for _ in range(500):
+            state, _ = step_plant(config, state, control, boundary, dt_s)
+        return 500 * plants
+
+    return _rate(work)
+
+
+def env_step_rate(task_id: str = "cooling/cascading_chiller_failure") -> float:
+    """Full Gymnasium cooling-environment steps per second with a fixed action (observation, reward, info)."""
+    import dcops
+
+    env = dcops.make_env(task_id)
+    action = (env.action_space.low + env.action_space.high) / 2.0
+    env.reset(seed=0)
+    seed = [0]
+
+    def work() -> int:
+        steps = 0
+        done = False
+        while not done:
+            done = env.step(action)[2]
+            steps += 1
+        seed[0] += 1
+        env.reset(seed=seed[0])
+        return steps
+
+    return _rate(work)
+
+
+def construction_seconds(task_id: str = "cooling/cascading_chiller_failure") -> float:
+    """Seconds to build and reset a cooling environment (profiles already cached: the median of 20)."""
+    import dcops
+
+    times = []
+    for seed in range(20):
+        start = time.perf_counter()
+        dcops.make_env(task_id).reset(seed=seed)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def run_physics_bench() -> dict[str, Any]:
+    """All physics figures, with the calibration baseline and targets."""
+    calibration = calibration_rate()
+    single = plant_step_rate(None)
+    batched = plant_step_rate(64)
+    env_rate = env_step_rate()
+    construction = construction_seconds()
+    return {
+        "calibration_loops_per_s": calibration,
+        "physics_steps_per_s_single_plant": single,
+        "physics_plant_steps_per_s_batch_64": batched,
+        "cooling_env_steps_per_s": env_rate,
+        "env_construction_s": construction,
+        "ratios": {
+            "single_plant_steps_per_calibration_loop": single / calibration,
+            "batch_speedup_over_single": batched / single,
+            "env_step_over_physics_step": env_rate / single,
+        },
+        "targets": {
+            "physics_steps_per_s_single_plant >= 10000": single >= 10_000,
+            "physics_plant_steps_per_s_batch_64 >= 200000": batched >= 200_000,
+            "env_construction_s < 0.5": construction < 0.5,
+        },
+    }
