@@ -73,6 +73,8 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from numpy.typing import NDArray
+
 from dcops.physics.carbon import TypicalDayCarbon
 from dcops.physics.faults import ChillerTrip, Fault, SensorDrift, build_timeline
 from dcops.physics.interface import build_telemetry, decode_setpoints, setpoint_bounds, telemetry_bounds
@@ -91,7 +93,6 @@ from dcops.physics.profiles import DEFAULT_REGION_FOR_SITE
 from dcops.physics.sensors import SensorModel, draw_errors
 from dcops.physics.weather import TypicalDayClimate
 from dcops.physics.zones import inlet_temperature_c
-from numpy.typing import NDArray
 
 RECOMMENDED_RANGE_C = (18.0, 27.0)
 ALLOWABLE_MAX_C = 32.0

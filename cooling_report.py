@@ -138,10 +138,11 @@ def annual_pue_table() -> tuple[str, dict[str, dict[str, float]]]:
 
 # ---------------------------------------------------------------------- commands
 def _run_demo(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
     import dcops
     from dcops.agents.cooling import RuleBasedController
     from dcops.cooling_env import run_controller
-    from tqdm import tqdm
 
     env = dcops.make_env(args.task)
     controller = RuleBasedController.for_task(args.task)

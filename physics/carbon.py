@@ -19,9 +19,10 @@ from datetime import datetime
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
+
 from dcops.physics.profiles import carbon_profile, resolve_region
 from dcops.physics.timebase import calendar_points, daily_anomaly, lookup
-from numpy.typing import NDArray
 
 _Z90 = 1.2816  # standard-normal 90th percentile
 

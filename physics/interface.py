@@ -21,8 +21,9 @@ from functools import cache
 from typing import Any
 
 import numpy as np
-from dcops.physics.plant import PlantControl
 from numpy.typing import NDArray
+
+from dcops.physics.plant import PlantControl
 
 FAN_SPEED_RANGE = (0.2, 1.0)
 SUPPLY_SETPOINT_RANGE_C = (15.0, 27.0)

@@ -38,6 +38,8 @@ from dataclasses import dataclass, field, replace
 from typing import NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
+
 from dcops.physics.auxiliaries import (
     ancillary_kw,
     distribution_loss_kw,
@@ -55,7 +57,6 @@ from dcops.physics.zones import (
     server_airflow_kg_s,
     zone_update,
 )
-from numpy.typing import NDArray
 
 Array = NDArray[np.float64]
 

@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import Protocol
 
 import numpy as np
+from numpy.typing import NDArray
+
 from dcops.physics.profiles import climate_profile, resolve_site
 from dcops.physics.psychrometrics import relative_humidity_from_dew_point, wet_bulb_c
 from dcops.physics.timebase import calendar_points, daily_anomaly, lookup
-from numpy.typing import NDArray
 
 
 @dataclass(frozen=True)

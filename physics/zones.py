@@ -24,8 +24,9 @@ or a colder supply never raises an inlet.
 from __future__ import annotations
 
 import numpy as np
-from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
 from numpy.typing import NDArray
+
+from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
 
 _SERIES_LIMIT = 1e-4  # below this x the series forms of φ and ψ are exact to double precision
 

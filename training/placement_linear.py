@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from dcops.cluster.placement.evaluate import normalised_score
 from dcops.cluster.placement.features import N_FEATURES
 from dcops.cluster.placement.generator import EVAL_SEEDS, TRAIN_SEED_START, generate_scenario

@@ -6,9 +6,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
+from numpy.typing import NDArray
+
 from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
 from dcops.physics.plant import PlantConfig
-from numpy.typing import NDArray
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import NDArray
+
 from dcops.agents.cooling.base import ControllerContext
 from dcops.physics.interface import (
     CHW_SETPOINT_RANGE_C,
@@ -25,7 +27,6 @@ from dcops.physics.interface import (
     Telemetry,
     encode_setpoints,
 )
-from numpy.typing import NDArray
 
 
 @dataclass

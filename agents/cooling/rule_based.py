@@ -24,9 +24,10 @@ from importlib import resources
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
+
 from dcops.agents.cooling.base import ControllerContext
 from dcops.physics.interface import CHW_SETPOINT_RANGE_C, FAN_SPEED_RANGE, Telemetry, encode_setpoints
-from numpy.typing import NDArray
 
 
 @dataclass

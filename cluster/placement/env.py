@@ -63,6 +63,7 @@ from typing import Any
 
 import gymnasium as gym
 import numpy as np
+
 from dcops.cluster.placement.actions import Action, Defer, Place
 from dcops.cluster.placement.generator import GeneratorConfig, draw_scenario
 from dcops.cluster.placement.observation import PlacementObservation

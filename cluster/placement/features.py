@@ -9,6 +9,7 @@ so "place vs wait" is learned, not hard-coded. All values are roughly in ``[-1, 
 from __future__ import annotations
 
 import numpy as np
+
 from dcops.cluster.placement.actions import Action, Defer, Place
 from dcops.cluster.placement.observation import PlacementObservation
 from dcops.cluster.placement.scenarios import MAX_PRIORITY, run_ticks

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from dcops.cluster.placement.scenarios import A100, GPU_TYPES, L4, GpuSpec, JobSpec, Scenario, run_ticks
 
 EVAL_SEEDS = range(0, 100)

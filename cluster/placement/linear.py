@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from dcops.cluster.placement.actions import Action, Defer, Place
 from dcops.cluster.placement.features import FEATURE_NAMES, N_FEATURES, candidate_features
 from dcops.cluster.placement.observation import PlacementObservation

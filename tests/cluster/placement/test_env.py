@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import warnings
 
-import dcops
 import numpy as np
 import pytest
+from gymnasium.utils.env_checker import check_env
+
+import dcops
 from dcops.cluster.placement.actions import Defer, Place
 from dcops.cluster.placement.env import PlacementEnv, make_placement_env
 from dcops.cluster.placement.scenarios import CANONICAL
-from gymnasium.utils.env_checker import check_env
 
 TASKS = [f"placement/{name}" for name in CANONICAL]
 

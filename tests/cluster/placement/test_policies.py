@@ -7,6 +7,7 @@ import itertools
 
 import numpy as np
 import pytest
+
 from dcops.cluster.placement.actions import Defer, Place
 from dcops.cluster.placement.generator import generate_scenario
 from dcops.cluster.placement.heuristics import HEURISTICS, AlwaysDefer

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from dcops.cluster.placement import commands
 from dcops.cluster.placement.evaluate import GENERATED_LABEL, evaluate, normalised_score, write_report
 from dcops.cluster.placement.features import N_FEATURES

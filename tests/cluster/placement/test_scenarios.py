@@ -6,6 +6,7 @@ import json
 from dataclasses import replace
 
 import pytest
+
 from dcops.cluster.placement.generator import GeneratorConfig, generate_scenario
 from dcops.cluster.placement.heuristics import AlwaysDefer
 from dcops.cluster.placement.optimum import optimal_value
