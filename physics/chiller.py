@@ -123,7 +123,7 @@ def chiller_power_kw(
     plr = np.minimum(load / safe_capacity, 1.0)
     cycling = np.minimum(plr / curves.min_part_load_ratio, 1.0)
     power = safe_capacity / curves.reference_cop * eirft * eir_part_load_modifier(curves, plr) * cycling
-    return np.where(capacity > 0.0, power, 0.0)
+    return power * (capacity > 0.0)
 
 
 def full_load_cop(curves: ChillerCurves, chw_leaving_c: ArrayLike, condenser_entering_c: ArrayLike) -> NDArray[np.float64]:

@@ -34,6 +34,7 @@ def economiser_fraction(
     """Fraction (0–1) of the plant load the economiser carries in integrated mode."""
     econ_water_c = wet_bulb_c + tower_approach_k + hx_approach_k
     span = chw_return_c - chw_setpoint_c
-    partial = (chw_return_c - econ_water_c) / np.maximum(span, 1e-6)
-    full_when_idle = (econ_water_c <= chw_setpoint_c).astype(np.float64)
-    return np.where(span > 1e-6, np.minimum(np.maximum(partial, 0.0), 1.0), full_when_idle)
+    loaded = span > 1e-6
+    partial = np.minimum(np.maximum((chw_return_c - econ_water_c) / np.maximum(span, 1e-6), 0.0), 1.0)
+    # With no return-water rise (no load) the economiser is "full" iff its water is at or below the set-point.
+    return partial * loaded + (econ_water_c <= chw_setpoint_c) * ~loaded

@@ -342,15 +342,14 @@ def step_plant(
     rejected_kw = heat_removed_kj / dt_s + chiller_kw
     rejection_fraction = rejected_kw / config.design_rejection_kw
     tower_kw = tower_fan_power_kw(config.tower_fan_design_kw, rejection_fraction)
-    cw_pump_kw = np.where(
-        rejected_kw > 0.0, pump_power_kw(config.cw_pump_design_kw, rejection_fraction, config.pump_min_speed), 0.0
-    )
+    # The condenser pump runs only while heat is rejected (a boolean factor is cheaper than np.where here).
+    cw_pump_kw = pump_power_kw(config.cw_pump_design_kw, rejection_fraction, config.pump_min_speed) * (rejected_kw > 0.0)
     it_total = it_kw.sum(axis=-1)
     ups_kw = ups_loss_kw(it_total, config.ups_rated_kw)
     electrical_kw = ups_kw + distribution_loss_kw(it_total) + ancillary_kw(config.design_it_kw)
     cooling_kw = fan_kw.sum(axis=-1) + chw_pump_kw + cw_pump_kw + tower_kw + chiller_kw
     facility_kw = it_total + electrical_kw + cooling_kw
-    pue = np.where(it_total > 0.0, facility_kw / np.maximum(it_total, 1e-9), 0.0)
+    pue = facility_kw / np.maximum(it_total, 1e-9) * (it_total > 0.0)  # reported as 0 with no IT load
 
     stored_kj = ((zone1 - zone0) * config.zone_thermal_mass_kj_per_k).sum(axis=-1) + (
         chw1 - chw0
