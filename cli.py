@@ -28,8 +28,6 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dcops.bench.commands",
     "dcops.cluster.placement.commands",
     "dcops.cluster.queue.commands",
-    "dcops.server.commands",
-    "dcops.training.cooling_commands",
 )
 
 
