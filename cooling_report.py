@@ -146,14 +146,15 @@ def _run_demo(args: argparse.Namespace) -> int:
 
     env = dcops.make_env(args.task)
     controller = RuleBasedController.for_task(args.task)
-    worst_inlet = [-np.inf]
+    trace: list[dict[str, Any]] = []
     with tqdm(total=env.unwrapped.task.n_steps, desc=f"{args.task} (rule-based)", unit="step") as bar:
         def progress(info: dict[str, Any]) -> None:
-            worst_inlet[0] = max(worst_inlet[0], float(np.max(info["inlet_c"])))
+            trace.append(info)
             bar.set_postfix(inlet=f"{np.max(info['inlet_c']):.1f}°C", pue=f"{info['pue']:.2f}")
             bar.update(1)
 
         result = run_controller(env, controller, args.seed, progress)
+    worst_inlet = [max(float(np.max(info["inlet_c"])) for info in trace)]
     s = result.summary
     print(f"\n{args.task}, seed {args.seed}, tuned rule-based controller")
     print(f"  faults:            {', '.join(repr(f) for f in env.unwrapped.faults) or 'none'}")
@@ -163,7 +164,39 @@ def _run_demo(args: argparse.Namespace) -> int:
     print(f"  worst true inlet:  {worst_inlet[0]:.1f} °C")
     for zone, m27, m32 in zip(env.unwrapped.zone_ids, s["minutes_above_27"], s["minutes_above_32"], strict=True):
         print(f"  {zone:<12} minutes > 27 °C: {m27:6.1f}   > 32 °C: {m32:6.1f}")
+    if args.plot:
+        plot_episode(trace, f"{args.task}, seed {args.seed}, tuned rule-based controller", Path(args.plot))
+        print(f"  plot:              {args.plot}")
     return 0
+
+
+def plot_episode(trace: list[dict[str, Any]], title: str, path: Path) -> None:
+    """Plot true inlet temperatures against the 18/27/32 °C bands and the plant's power over an episode."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    hours = np.arange(1, len(trace) + 1) * 5.0 / 60.0
+    inlets = np.array([info["inlet_c"] for info in trace])
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 6), sharex=True)
+    top.axhspan(18, 27, color="tab:green", alpha=0.08, label="ASHRAE recommended 18–27 °C")
+    top.axhline(32, color="tab:red", lw=1, ls="--", label="allowable limit 32 °C")
+    for z, zone in enumerate(trace[0]["zone_ids"]):
+        top.plot(hours, inlets[:, z], lw=1.5, label=zone)
+    top.set_ylabel("true inlet (°C)")
+    top.legend(loc="upper left", fontsize=8, ncol=3)
+    top.set_title(title)
+    bottom.plot(hours, [info["cooling_kw"] for info in trace], label="cooling power (kW)")
+    bottom.plot(hours, [info["chiller_capacity_kw"] for info in trace], label="chiller capacity available (kW)")
+    bottom.plot(hours, [info["it_kw"] for info in trace], label="IT power (kW)", color="grey", lw=1)
+    bottom.set_xlabel("hours into the episode")
+    bottom.set_ylabel("kW")
+    bottom.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def _run_baselines(args: argparse.Namespace) -> int:
@@ -200,6 +233,7 @@ def _default_tuned_path() -> str:
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", default="cooling/cascading_chiller_failure", help="cooling task id")
     parser.add_argument("--seed", type=int, default=0, help="episode seed")
+    parser.add_argument("--plot", default="", help="also save a PNG of inlets and power (needs matplotlib)")
 
 
 def _baseline_arguments(parser: argparse.ArgumentParser) -> None:
