@@ -15,18 +15,20 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e .
 	touch $@
 
-# Everything the test suite needs: test tools, training stack, plotting.
+# Everything the test suite needs: test tools, training stack, plotting, the server test tools.
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q "$(TORCH_SPEC)"
-	$(BIN)/pip install -q -e ".[test,train,report]"
+	$(BIN)/pip install -q -e ".[test,train,report,server-test]"
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed
 
 install-test: $(VENV)/.installed-test
 
+# Serve every task over OpenEnv HTTP/WebSocket with the web console on http://localhost:8000/ (the cooling
+# demo is `dcops demo`).
 run: install
-	$(BIN)/dcops demo
+	$(BIN)/dcops serve --host 0.0.0.0 --port 8000
 
 lint: install-test
 	$(BIN)/ruff check .

@@ -28,6 +28,8 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dcops.bench.commands",
     "dcops.cluster.placement.commands",
     "dcops.cluster.queue.commands",
+    "dcops.cluster_report",
+    "dcops.server.commands",
 )
 
 

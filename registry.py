@@ -14,6 +14,7 @@ _TASKS: dict[str, str] = {
     "cooling/single_zone_recovery": "dcops.cooling_env:make_single_zone_recovery",
     "cooling/multi_zone_sensor_drift": "dcops.cooling_env:make_multi_zone_sensor_drift",
     "cooling/cascading_chiller_failure": "dcops.cooling_env:make_cascading_chiller_failure",
+    "cluster/operations": "dcops.env:make_scheduler_env",
     "queue/weighted_tardiness": "dcops.cluster.queue.env:make_queue_env",
     "placement/deadline_crunch": "dcops.cluster.placement.env:make_deadline_crunch",
     "placement/cost_pressure": "dcops.cluster.placement.env:make_cost_pressure",

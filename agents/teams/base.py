@@ -1,0 +1,220 @@
+"""What every team shares: drafting true job needs from the catalogue, honest estimates, and the protocol.
+
+A team draws, every window, 1 to ``max_requests_per_team`` jobs from the public job-type catalogue
+(``dcops.cluster.job_types``, 10 types) with its own seeded per-episode profile: a Dirichlet mix over the job
+types, a kW scale (0.85–1.15), a runtime scale (0.8–1.2), a deadline-slack shift (−1..+1 window) and a
+submission rate. Each job's **truth** (:class:`~dcops.cluster.requests.RequestTruth`) is drawn from its type:
+
+- GPUs uniform in the type's range (multiples of 4), kW = GPUs × kW/GPU × utilisation U(0.8, 1.0) × kW scale;
+- true runtime U(type range) × runtime scale, hours;
+- true priority from the type's priority distribution;
+- true deadline window = earliest possible completion window + slack (type range + shift, ≥ 0);
+- truly carbon-flexible with the type's probability.
+
+Then the team states its request. Honest estimates (every team, :func:`honest_statement`) are realistic rather
+than exact: the stated duration is the true runtime × lognormal(0, 0.15), rounded to 15 min; the stated
+priority is one level off with probability 0.1; the stated deadline is one window early with probability 0.15
+(a safety margin) or late with probability 0.05; the stated flexibility is flipped with probability 0.08; a
+CRITICAL job with no deadline slack is described as urgent half the time.
+Strategic teams then misreport on top (``dcops.agents.teams.strategic``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from dcops.cluster.job_types import GPU_KW, JOB_TYPES, JobType
+from dcops.cluster.requests import Priority, Request, RequestTruth, Submission
+
+TACTIC_KINDS: tuple[str, ...] = ("priority_inflation", "deadline_compression", "carbon_flexibility_gaming")
+HONEST_FLIP = 0.08
+_PRIORITIES = tuple(Priority)
+_PRIORITY_CDF = {j.name: np.cumsum(j.priority_probs).tolist() for j in JOB_TYPES}
+
+
+@dataclass(frozen=True)
+class TeamFeedback:
+    """What a team learns after a window (all public): the flags raised against it, by kind."""
+
+    window: int
+    flagged_kinds: frozenset[str] = frozenset()
+
+
+@dataclass(slots=True)
+class Draft:
+    """A job's true needs before the team states it."""
+
+    job_type: JobType
+    kw: float
+    gpus: int
+    truth: RequestTruth
+    earliest_window: int
+
+
+@dataclass
+class TeamProfile:
+    """A team's per-episode workload profile (drawn at reset)."""
+
+    type_weights: np.ndarray
+    type_cdf: list[float]
+    kw_scale: float
+    runtime_scale: float
+    slack_shift: int
+    rate: float
+
+    @classmethod
+    def draw(cls, rng: np.random.Generator) -> TeamProfile:
+        weights = rng.dirichlet(np.full(len(JOB_TYPES), 1.5))
+        u = rng.random(4).tolist()
+        return cls(
+            type_weights=weights,
+            type_cdf=np.cumsum(weights).tolist(),
+            kw_scale=0.85 + 0.3 * u[0],
+            runtime_scale=0.8 + 0.4 * u[1],
+            slack_shift=min(int(3 * u[2]), 2) - 1,
+            rate=0.35 + 0.3 * u[3],
+        )
+
+
+class Team(Protocol):
+    """A team: ``reset`` once per episode with its neutral id and generator, ``submit`` every window."""
+
+    kind: str
+    team_id: str
+
+    def reset(self, team_id: str, rng: np.random.Generator, config: Any) -> None: ...
+
+    def submit(self, window: int, feedback: TeamFeedback | None, action: Any = None,
+               new_id: Callable[[], str] | None = None) -> list[Submission]: ...
+
+
+@dataclass
+class TeamBase:
+    """Drafting and honest statements; subclasses decide how to misreport (:meth:`state`)."""
+
+    kind: str = "cooperative"
+    team_id: str = ""
+    history: list[Submission] = field(default_factory=list)
+
+    def reset(self, team_id: str, rng: np.random.Generator, config: Any) -> None:
+        self.team_id = team_id
+        self.rng = rng
+        self.config = config
+        self.profile = TeamProfile.draw(rng)
+        self.history = []
+        self._reset_tactics()
+
+    def _reset_tactics(self) -> None:
+        return None
+
+    # ------------------------------------------------------------------ drafting
+    # Random numbers come from the team's numpy generator in one block per window (``rng.random``), consumed in
+    # order through an iterator: one generator call per window instead of a dozen per request keeps the
+    # environment fast, and the draws stay seeded and reproducible.
+    DRAWS_PER_REQUEST = 24
+
+    def draws(self, n: int) -> Iterator[float]:
+        return iter(self.rng.random(n).tolist())
+
+    def n_requests(self, u: Iterator[float]) -> int:
+        rate = self.profile.rate
+        return 1 + sum(next(u) < rate for _ in range(self.config.max_requests_per_team - 1))
+
+    def draft(self, window: int, u: Iterator[float]) -> Draft:
+        profile, config = self.profile, self.config
+        job_type = JOB_TYPES[min(bisect.bisect_right(profile.type_cdf, next(u)), len(JOB_TYPES) - 1)]
+        lo, hi = job_type.gpus
+        gpus = 4 * (lo // 4 + int(next(u) * (hi // 4 - lo // 4 + 1)))
+        kw = gpus * GPU_KW[job_type.gpu_type] * (0.8 + 0.2 * next(u)) * profile.kw_scale
+        d_lo, d_hi = job_type.duration_h
+        runtime_h = (d_lo + (d_hi - d_lo) * next(u)) * profile.runtime_scale
+        steps = max(1, math.ceil(runtime_h * 3600.0 / config.dt_s - 1e-9))
+        earliest = window + math.ceil(steps / config.steps_per_window) - 1
+        priority = _PRIORITIES[min(bisect.bisect_right(_PRIORITY_CDF[job_type.name], next(u)), 3)]
+        s_lo, s_hi = job_type.slack_windows
+        slack = max(0, s_lo + int(next(u) * (s_hi - s_lo + 1)) + profile.slack_shift)
+        flexible = next(u) < job_type.flexible_prob
+        truth = RequestTruth(priority, earliest + slack, flexible, runtime_h)
+        return Draft(job_type, kw, gpus, truth, earliest)
+
+    def honest_statement(self, draft: Draft, window: int, u: Iterator[float]) -> dict[str, Any]:
+        """Stated fields an honest team would write (module docstring noise)."""
+        truth = draft.truth
+        normal = math.sqrt(-2.0 * math.log(1.0 - next(u))) * math.cos(2.0 * math.pi * next(u))  # Box-Muller
+        duration = max(0.25, round(truth.true_runtime_h * math.exp(0.15 * normal) * 4.0) / 4.0)
+        priority = int(truth.true_priority)
+        slip, direction = next(u), next(u)
+        if slip < 0.1:
+            priority = min(3, max(0, priority + (1 if direction < 0.5 else -1)))
+        deadline = truth.true_deadline_window
+        v = next(u)
+        if v < 0.15:
+            deadline -= 1
+        elif v < 0.20:
+            deadline += 1
+        deadline = max(deadline, window)
+        flexible = truth.true_carbon_flexible
+        if next(u) < HONEST_FLIP:
+            flexible = not flexible
+        # An honest team flags real emergencies: a CRITICAL job with no slack, half the time.
+        urgent = truth.true_priority == Priority.CRITICAL and truth.true_deadline_window == draft.earliest_window \
+            and next(u) < 0.5
+        return {"duration_h": duration, "priority": priority, "deadline_window": deadline,
+                "carbon_flexible": flexible, "urgent": urgent}
+
+    def state(self, draft: Draft, window: int, stated: dict[str, Any], slot: int, action: Any,
+              u: Iterator[float]) -> set[str]:
+        """Misreport in place on ``stated``; return the tactics applied. Honest teams apply none."""
+        return set()
+
+    def build(self, draft: Draft, window: int, stated: dict[str, Any], tactics: set[str], request_id: str) -> Submission:
+        job_type = draft.job_type
+        hours = stated["duration_h"]
+        description = job_type.description.format(gpus=draft.gpus, gpu_type=job_type.gpu_type, hours=f"{hours:g}")
+        if stated["urgent"]:
+            description = "URGENT, blocking a launch: " + description
+        request = Request(
+            request_id=request_id, team=self.team_id, job_type=job_type.name, description=description, kw=draft.kw,
+            duration_h=hours, gpus=draft.gpus, gpu_type=job_type.gpu_type, priority=_PRIORITIES[stated["priority"]],
+            deadline_window=int(stated["deadline_window"]), carbon_flexible=bool(stated["carbon_flexible"]),
+            chargeback=draft.kw * hours * self.config.price_per_kwh, submitted_window=window,
+        )
+        return Submission(request, draft.truth, frozenset(tactics))
+
+    def submit(self, window: int, feedback: TeamFeedback | None, action: Any = None,
+               new_id: Callable[[], str] | None = None) -> list[Submission]:
+        """This window's requests; ``new_id`` hands out request ids (the env's neutral numbering)."""
+        self.observe(feedback)
+        u = self.draws(self.config.max_requests_per_team * (self.DRAWS_PER_REQUEST + 1))
+        submissions = []
+        for slot in range(self.n_requests(u)):
+            draft = self.draft(window, u)
+            stated = self.honest_statement(draft, window, u)
+            tactics = self.state(draft, window, stated, slot, action, u)
+            request_id = new_id() if new_id is not None else f"{self.team_id}-{window}-{slot}"
+            submissions.append(self.build(draft, window, stated, tactics, request_id))
+        self.history.extend(submissions)
+        return submissions
+
+    def observe(self, feedback: TeamFeedback | None) -> None:
+        """React to last window's public feedback (adaptive teams do)."""
+        return None
+
+    def describe(self) -> dict[str, Any]:
+        """The team's hidden set-up (evaluation only, after the episode)."""
+        return {"kind": self.kind, "profile": {"kw_scale": self.profile.kw_scale,
+                                                "runtime_scale": self.profile.runtime_scale,
+                                                "slack_shift": self.profile.slack_shift, "rate": self.profile.rate}}
+
+
+def stated_earliest_window(window: int, stated_duration_h: float, config: Any) -> int:
+    """The earliest completion window the *stated* duration allows (a compressed deadline never goes below it:
+    a team claiming an impossible deadline would be caught at once)."""
+    window_h = config.steps_per_window * config.dt_s / 3600.0
+    return window + max(1, math.ceil(stated_duration_h / window_h - 1e-9)) - 1

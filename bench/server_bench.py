@@ -1,0 +1,178 @@
+"""Server speed: steps/s and step latency (p50/p99) over WebSocket on loopback, with 1 and 32 concurrent
+clients, against stepping the same task in-process; the overhead ratio is in-process steps/s over served
+steps/s (one client).
+
+Why measured this way: a training loop sees round-trip latency per step (one client) and aggregate throughput
+(many clients on one server); both include what a deployment pays — JSON, the event loop, the worker-thread hop
+and the SQLite commit of every step (the episode store is on, as served by default). Clients and server share
+this machine's cores, so the figures are a floor for a separate client machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import dcops
+
+TASK = "cooling/multi_zone_sensor_drift"
+ACTION = [0.6, 0.6, 0.6, 21.0, 21.0, 21.0, 12.0, 1.0]
+
+
+def _percentiles(latencies_s: list[float]) -> dict[str, float]:
+    ms = np.asarray(latencies_s) * 1000.0
+    return {"p50_ms": float(np.percentile(ms, 50)), "p99_ms": float(np.percentile(ms, 99))}
+
+
+def in_process(n_steps: int, task: str = TASK) -> dict[str, Any]:
+    """Step ``task`` in this process (resetting at episode ends, not timed)."""
+    env = dcops.make_env(task)
+    action = np.asarray(ACTION)
+    env.reset(seed=0)
+    latencies, done, seed = [], False, 0
+    for _ in range(n_steps):
+        if done:
+            seed += 1
+            env.reset(seed=seed)
+        start = time.perf_counter()
+        _, _, terminated, truncated, _ = env.step(action)
+        latencies.append(time.perf_counter() - start)
+        done = terminated or truncated
+    return {"steps": n_steps, "steps_per_s": n_steps / sum(latencies), **_percentiles(latencies)}
+
+
+def session_steps(n_steps: int, db: str | None) -> dict[str, Any]:
+    """The server's own work per step without any transport: :meth:`Session.step` plus the reply's JSON
+    (with the episode store at ``db``, or none)."""
+    from dcops.server.serialize import dumps
+    from dcops.server.sessions import SessionManager
+    from dcops.server.store import EpisodeStore
+
+    store = EpisodeStore(db) if db else None
+    session = SessionManager(1, 3600.0, store, TASK).create("ws")
+    session.reset(seed=0)
+    action = {"setpoints": ACTION}
+    latencies = []
+    for k in range(n_steps):
+        start = time.perf_counter()
+        reply = session.step(action)
+        dumps({"type": "observation", "data": reply})
+        latencies.append(time.perf_counter() - start)
+        if reply["done"]:
+            session.reset(seed=k + 1)
+    session.close()
+    if store is not None:
+        store.close()
+    return {"steps": n_steps, "steps_per_s": n_steps / sum(latencies), **_percentiles(latencies)}
+
+
+async def _client(url: str, n_steps: int, seed: int, latencies: list[float]) -> None:
+    from websockets.asyncio.client import connect
+
+    step = json.dumps({"type": "step", "data": {"setpoints": ACTION}})
+    async with connect(url + "/ws", max_size=None) as ws:
+        async def reset(s: int) -> None:
+            await ws.send(json.dumps({"type": "reset", "data": {"task": TASK, "seed": s}}))
+            reply = json.loads(await ws.recv())
+            assert reply["type"] == "observation", reply
+
+        await reset(seed)
+        for _ in range(n_steps):
+            start = time.perf_counter()
+            await ws.send(step)
+            reply = json.loads(await ws.recv())
+            latencies.append(time.perf_counter() - start)
+            assert reply["type"] == "observation", reply
+            if reply["data"]["done"]:
+                seed += 1000
+                await reset(seed)
+
+
+def over_websocket(url: str, clients: int, steps_per_client: int) -> dict[str, Any]:
+    """``clients`` concurrent WebSocket sessions, each playing ``steps_per_client`` steps."""
+    latencies: list[float] = []
+
+    async def run() -> float:
+        start = time.perf_counter()
+        await asyncio.gather(*(_client(url, steps_per_client, i, latencies) for i in range(clients)))
+        return time.perf_counter() - start
+
+    wall = asyncio.run(run())
+    total = clients * steps_per_client
+    return {"clients": clients, "steps": total, "steps_per_s": total / wall, **_percentiles(latencies)}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _start_server(db: str, port: int) -> subprocess.Popen:
+    env = {**os.environ, "DCOPS_DB": db}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dcops.server.app", "--host", "127.0.0.1", "--port", str(port), "--db", db,
+         "--log-level", "warning"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60.0
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2):
+                return process
+        except OSError:
+            time.sleep(0.2)
+    process.kill()
+    raise RuntimeError("the server did not start within 60 s")
+
+
+def run_server_bench(single_steps: int = 2000, concurrent_clients: int = 32, steps_per_client: int = 150,
+                     store: bool = True) -> dict[str, Any]:
+    """All the figures of the module docstring (a real server process on a free loopback port)."""
+    with tempfile.TemporaryDirectory() as folder:
+        db = str(Path(folder) / "episodes.db") if store else "off"
+        port = _free_port()
+        server = _start_server(db, port)
+        try:
+            url = f"ws://127.0.0.1:{port}"
+            over_websocket(url, 1, 50)  # warm-up: imports, first environments
+            one = over_websocket(url, 1, single_steps)
+            many = over_websocket(url, concurrent_clients, steps_per_client)
+        finally:
+            server.send_signal(signal.SIGTERM)
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+    local = in_process(single_steps)
+    with tempfile.TemporaryDirectory() as folder:
+        session_store = session_steps(single_steps, str(Path(folder) / "episodes.db"))
+    session_bare = session_steps(single_steps, None)
+    return {
+        "task": TASK,
+        "episode_store": store,
+        "in_process": local,
+        "session_step_no_transport_no_store": session_bare,
+        "session_step_no_transport_with_store": session_store,
+        "ws_1_client": one,
+        f"ws_{concurrent_clients}_clients": many,
+        "overhead_ratio_steps_per_s": local["steps_per_s"] / one["steps_per_s"],
+        "overhead_ratio_p50_latency": one["p50_ms"] / local["p50_ms"],
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(run_server_bench(), indent=2))

@@ -1,0 +1,205 @@
+"""Configuration of a cluster-operations episode: windows, zones, GPUs, power cap, climate, faults, reward scale.
+
+Defaults (every one overridable through ``dcops.parallel_env(**config)``):
+
+- 8 admission windows × 18 physics steps of 300 s (12 h), starting 2026-07-15 06:00 local time.
+- Climate ``phoenix`` (hot: no useful waterside economiser, so the plant below has none) and the grid that
+  serves it (``AZPS``, whose carbon intensity falls through the day as solar comes on).
+- Four 250 kW zones: two of 96 H100, one of 128 A100, one of 192 L40S (GPU-full job power 154, 154, 128 and
+  106 kW). Each zone also carries a **base load** of 25 % of its design IT (storage, network, services that
+  are always on: 62.5 kW per zone, 250 kW in all), the IT load the cluster layer adds jobs on top of.
+- Two centrifugal chillers of 50 % of the design cooling load each: enough for the whole hall with both
+  running, about 55 % of it with one tripped.
+- Power cap 900 kW on the facility meter (IT + cooling + electrical losses, ``PlantOutputs.facility_kw``).
+  At a PUE near 1.3 that admits about 690 kW of IT, i.e. about 440 kW of jobs on top of the base load.
+- Faults: ``"random"`` draws, per episode, a chiller trip with probability 0.4, a CRAH fan failure with
+  probability 0.15 and a sensor drift with probability 0.2 (``dcops.physics.faults.random_faults``); pass a
+  tuple of faults for a fixed schedule, or ``()`` for none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+from datetime import datetime
+from typing import Any
+
+from dcops.cluster.job_types import GPU_KW, GPU_TYPE_NAMES
+from dcops.physics.plant import PlantConfig
+
+
+@dataclass(frozen=True)
+class ZoneSpec:
+    """One zone of the hall: its GPU model and count, and its design IT load (kW)."""
+
+    name: str
+    gpu_type: str
+    gpus: int
+    design_it_kw: float = 250.0
+
+
+DEFAULT_ZONES: tuple[ZoneSpec, ...] = (
+    ZoneSpec("hall_a_h100", "H100", 96),
+    ZoneSpec("hall_b_h100", "H100", 96),
+    ZoneSpec("hall_c_a100", "A100", 128),
+    ZoneSpec("hall_d_l40s", "L40S", 192),
+)
+
+DEFAULT_TEAM_KINDS: tuple[str, ...] = ("cooperative", "cooperative", "strategic", "adaptive")
+
+
+def cluster_plant(zones: tuple[ZoneSpec, ...] = DEFAULT_ZONES) -> PlantConfig:
+    """The default plant for the cluster: the zones' design loads, 2 × 50 % centrifugal chillers, no economiser."""
+    return PlantConfig.default(
+        zone_design_it_kw=[z.design_it_kw for z in zones], n_chillers=2, chiller_capacity_fraction=0.5,
+        economiser=False,
+    )
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """Everything that defines a cluster-operations episode (see the module docstring for the defaults).
+
+    :param n_windows: admission windows per episode.
+    :param steps_per_window: physics steps per window.
+    :param dt_s: physics step, s.
+    :param team_kinds: one entry per team: ``"cooperative"``, ``"strategic"``, ``"adaptive"`` or ``"learner"``
+        (a team whose misreporting is the action of a learning agent). Neutral ids are shuffled per episode.
+    :param zones: the zones (GPU model, count, design IT kW each).
+    :param base_load_fraction: always-on IT load per zone, fraction of its design IT.
+    :param power_cap_kw: facility power cap (IT + cooling + electrical losses), kW.
+    :param inlet_limit_c: an inlet above this (ASHRAE A1 allowable) makes a thermal incident, °C.
+    :param climate: site name (``phoenix``, ``seattle``, …) or a weather source.
+    :param grid_region: balancing authority or carbon source; ``None`` picks the site's own grid.
+    :param start: local start time of the episode.
+    :param faults: ``"random"`` (see module docstring), ``()`` or a tuple of physics faults.
+    :param plant: plant configuration; ``None`` builds :func:`cluster_plant` from the zones.
+    :param cooling: ``"rule"`` (tuned rule-based controller), ``"pid"``, or ``"agent"`` (a ``cooling`` agent
+        sets the set-points once per window).
+    :param max_requests_per_team: most requests a team submits in one window.
+    :param max_slots: request slots in the scheduler's array observation and action.
+    :param max_defer: longest deferral the array action can express, windows.
+    :param team_budget: chargeback budget of each team for the episode, credits.
+    :param price_per_kwh: chargeback price, credits per kWh of stated job energy.
+    :param value_scale: throughput value that saturates a window's throughput term (``None``: computed, see
+        ``dcops.cluster.reward``).
+    :param initial_zone_temp_c: zone (return-air) temperature at the start, °C: 35 °C is the steady value for
+        24 °C supply air with airflow matched to the load (24 + 12 K server rise / 1.1 airflow margin), so the hall
+        starts in steady operation rather than warming up during the first window.
+    :param initial_chw_c: chilled-water temperature at the start, °C.
+    """
+
+    n_windows: int = 8
+    steps_per_window: int = 18
+    dt_s: float = 300.0
+    team_kinds: tuple[str, ...] = DEFAULT_TEAM_KINDS
+    zones: tuple[ZoneSpec, ...] = DEFAULT_ZONES
+    base_load_fraction: float = 0.25
+    power_cap_kw: float = 900.0
+    inlet_limit_c: float = 32.0
+    climate: Any = "phoenix"
+    grid_region: Any = None
+    start: datetime = datetime(2026, 7, 15, 6, 0)
+    faults: Any = "random"
+    plant: PlantConfig | None = None
+    cooling: str = "rule"
+    max_requests_per_team: int = 4
+    max_slots: int = 48
+    max_defer: int = 4
+    team_budget: float = 150.0
+    price_per_kwh: float = 0.12
+    value_scale: float | None = None
+    initial_zone_temp_c: float = 35.0
+    initial_chw_c: float = 18.0
+
+    def __post_init__(self) -> None:
+        if self.n_windows < 1 or self.steps_per_window < 1 or self.dt_s <= 0:
+            raise ValueError("n_windows and steps_per_window must be >= 1 and dt_s > 0")
+        if not self.team_kinds:
+            raise ValueError("team_kinds needs at least one team")
+        unknown = set(self.team_kinds) - {"cooperative", "strategic", "adaptive", "learner"}
+        if unknown:
+            raise ValueError(f"unknown team kind(s) {sorted(unknown)}; use cooperative, strategic, adaptive, learner")
+        for zone in self.zones:
+            if zone.gpu_type not in GPU_TYPE_NAMES:
+                raise ValueError(f"zone {zone.name}: unknown gpu_type {zone.gpu_type!r}; known: {GPU_TYPE_NAMES}")
+        if self.cooling not in ("rule", "pid", "agent"):
+            raise ValueError(f"cooling must be 'rule', 'pid' or 'agent', got {self.cooling!r}")
+        if not 0.0 <= self.base_load_fraction < 1.0:
+            raise ValueError("base_load_fraction must be in [0, 1)")
+        if self.max_defer < 1 or self.max_slots < 1 or self.max_requests_per_team < 1:
+            raise ValueError("max_defer, max_slots and max_requests_per_team must be >= 1")
+        if self.plant is not None and self.plant.n_zones != len(self.zones):
+            raise ValueError(f"plant has {self.plant.n_zones} zones but zones lists {len(self.zones)}")
+
+    # ------------------------------------------------------------------ derived quantities
+    @property
+    def n_teams(self) -> int:
+        return len(self.team_kinds)
+
+    @property
+    def n_steps(self) -> int:
+        return self.n_windows * self.steps_per_window
+
+    @property
+    def window_h(self) -> float:
+        return self.steps_per_window * self.dt_s / 3600.0
+
+    @property
+    def n_zones(self) -> int:
+        return len(self.zones)
+
+    def plant_config(self) -> PlantConfig:
+        return self.plant if self.plant is not None else cluster_plant(self.zones)
+
+    @property
+    def base_kw_per_zone(self) -> list[float]:
+        return [self.base_load_fraction * z.design_it_kw for z in self.zones]
+
+    @property
+    def base_kw(self) -> float:
+        return float(sum(self.base_kw_per_zone))
+
+    @property
+    def zone_job_kw(self) -> list[float]:
+        """Power each zone can give to jobs: design IT minus base load, kW."""
+        return [z.design_it_kw * (1.0 - self.base_load_fraction) for z in self.zones]
+
+    def gpu_capacity(self) -> dict[str, int]:
+        """Total GPUs of each model in the hall."""
+        capacity = dict.fromkeys(GPU_TYPE_NAMES, 0)
+        for zone in self.zones:
+            capacity[zone.gpu_type] += zone.gpus
+        return capacity
+
+    def gpu_full_job_kw(self) -> float:
+        """Job power with every GPU busy at full load, kW."""
+        return float(sum(min(z.gpus * GPU_KW[z.gpu_type], jk) for z, jk in zip(self.zones, self.zone_job_kw, strict=True)))
+
+    @property
+    def nominal_job_kw(self) -> float:
+        """Job power the cap admits at a planning PUE of 1.3, kW (used only to scale the reward)."""
+        return max(self.power_cap_kw / 1.3 - self.base_kw, 1.0)
+
+    @property
+    def throughput_scale(self) -> float:
+        """Throughput value that saturates one window (``value_scale`` or the nominal job power running one
+        window at the catalogue's mean priority weight 2.5), value units (weight × kWh)."""
+        if self.value_scale is not None:
+            return float(self.value_scale)
+        return self.nominal_job_kw * self.window_h * 2.5
+
+    def with_(self, **changes: Any) -> ClusterConfig:
+        return replace(self, **changes)
+
+    @classmethod
+    def from_kwargs(cls, **kwargs: Any) -> ClusterConfig:
+        """Build a config from keyword overrides; unknown keys raise ``TypeError`` naming them."""
+        known = {f.name for f in fields(cls)}
+        unknown = set(kwargs) - known
+        if unknown:
+            raise TypeError(f"unknown cluster option(s) {sorted(unknown)}; known: {sorted(known)}")
+        if "team_kinds" in kwargs:
+            kwargs["team_kinds"] = tuple(kwargs["team_kinds"])
+        if "zones" in kwargs:
+            kwargs["zones"] = tuple(kwargs["zones"])
+        return cls(**kwargs)

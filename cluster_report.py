@@ -1,0 +1,240 @@
+"""Cluster-operations evaluation: the baseline table against the hindsight bound, and the detector table.
+
+- ``dcops eval-cluster``: every baseline scheduler (``dcops.agents.schedulers``) on ``datacenter_ops_v0`` over
+  20 fixed seeds (0–19), each episode's hindsight MILP bound (``dcops.cluster.hindsight``), and the oversight
+  detectors' precision, recall and false-positive rate against the hidden truth, pooled over every run.
+  Writes ``README.md``, ``baselines.csv``, ``episodes.csv`` and ``detection.csv`` under ``reports/cluster/``.
+
+Heavy imports happen inside functions so ``dcops --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import math
+from pathlib import Path
+from typing import Any
+
+from dcops.cli import Command
+
+EVAL_SEEDS = tuple(range(20))
+"""Seeds of every published cluster figure."""
+
+
+def run_episode(scheduler: Any, seed: int, env: Any = None, **config: Any) -> dict[str, Any]:
+    """Play one episode of ``datacenter_ops_v0`` with a view-reading scheduler; return its summary."""
+    import dcops
+
+    env = env if env is not None else dcops.parallel_env(**config)
+    _, infos = env.reset(seed=seed)
+    rewards = []
+    while env.agents:
+        decisions = scheduler.decide(infos["scheduler"]["view"])
+        _, reward, _, _, infos = env.step({"scheduler": decisions})
+        rewards.append(reward["scheduler"])
+    summary = dict(infos["scheduler"]["episode"])
+    summary["window_rewards"] = rewards
+    summary["arrivals_key"] = _arrivals_key(env)
+    return summary
+
+
+def _arrivals_key(env: Any) -> str:
+    """A fingerprint of the episode's arrivals and truth (equal keys: the same bound)."""
+    digest = hashlib.sha256()
+    for row in env.episode_truth():
+        digest.update(repr((row["request_id"], row["team"], row["job_type"], row["kw"], row["submitted_window"],
+                            row["true_priority"], row["true_deadline_window"], row["true_carbon_flexible"],
+                            row["true_runtime_h"], row["gpus"])).encode())
+    return digest.hexdigest()
+
+
+def evaluate(seeds: tuple[int, ...] = EVAL_SEEDS, progress: Any = None, **config: Any) -> dict[str, Any]:
+    """Run every baseline on every seed with its hindsight bound; pool the detection counts."""
+    import dcops
+    from dcops.agents.schedulers import BASELINES
+    from dcops.oversight import DetectionReport
+    from dcops.oversight.metrics import Counts
+
+    env = dcops.parallel_env(**config)
+    bounds: dict[str, Any] = {}
+    episodes: list[dict[str, Any]] = []
+    detection = DetectionReport()
+    for name, cls in BASELINES.items():
+        for seed in seeds:
+            summary = run_episode(cls(), seed, env=env)
+            key = summary["arrivals_key"]
+            if key not in bounds:
+                bounds[key] = env.hindsight_bound()
+            bound = bounds[key]
+            value = summary["throughput_value"]
+            episodes.append({
+                "scheduler": name, "seed": seed, "score": summary["score"], "throughput_value": value,
+                "bound": bound.throughput_value, "bound_plan": bound.plan_value, "bound_status": bound.status,
+                "fraction_of_bound": value / bound.throughput_value if bound.throughput_value > 0 else math.nan,
+                "incident_windows": summary["incident_windows"],
+                "carbon_saved_kg": summary["carbon_blind_kg"] - summary["carbon_actual_kg"],
+                "bound_carbon_saved_kg": bound.carbon_saved_g / 1000.0,
+                "on_time": summary["outcomes"].get("on_time", 0), "missed": summary["outcomes"].get("missed", 0),
+                "rejected": summary["outcomes"].get("rejected", 0),
+                "unfinished": summary["outcomes"].get("unfinished", 0),
+                "invalid_entries": summary["invalid_entries"],
+            })
+            report = DetectionReport()
+            for kind, values in summary["detection"].items():
+                report.counts[kind] = Counts(**{k: values[k] for k in ("tp", "fp", "fn", "tn", "honest_fp", "honest_n")})
+            detection.add(report)
+            if progress is not None:
+                progress(name, seed)
+    return {"episodes": episodes, "detection": detection, "seeds": list(seeds), "n_bounds": len(bounds)}
+
+
+def _mean_sd(values: list[float]) -> tuple[float, float]:
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return math.nan, math.nan
+    mean = sum(values) / len(values)
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / max(1, len(values) - 1))
+    return mean, sd
+
+
+def baseline_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per scheduler: means over seeds (and the ratio of summed value to summed bound)."""
+    rows = []
+    by_name: dict[str, list[dict[str, Any]]] = {}
+    for episode in result["episodes"]:
+        by_name.setdefault(episode["scheduler"], []).append(episode)
+    for name, eps in by_name.items():
+        fraction, fraction_sd = _mean_sd([e["fraction_of_bound"] for e in eps])
+        score, score_sd = _mean_sd([e["score"] for e in eps])
+        rows.append({
+            "scheduler": name,
+            "episodes": len(eps),
+            "fraction_of_bound": fraction,
+            "fraction_sd": fraction_sd,
+            "pooled_fraction": sum(e["throughput_value"] for e in eps) / sum(e["bound"] for e in eps),
+            "score": score,
+            "score_sd": score_sd,
+            "throughput_value": _mean_sd([e["throughput_value"] for e in eps])[0],
+            "incident_windows": _mean_sd([float(e["incident_windows"]) for e in eps])[0],
+            "carbon_saved_kg": _mean_sd([e["carbon_saved_kg"] for e in eps])[0],
+            "on_time": _mean_sd([float(e["on_time"]) for e in eps])[0],
+            "missed": _mean_sd([float(e["missed"]) for e in eps])[0],
+            "rejected": _mean_sd([float(e["rejected"]) for e in eps])[0],
+        })
+    rows.sort(key=lambda r: -r["fraction_of_bound"])
+    return rows
+
+
+def markdown(result: dict[str, Any]) -> str:
+    rows = baseline_rows(result)
+    episodes = result["episodes"]
+    bound_mean = _mean_sd([e["bound"] for e in episodes])[0]
+    gaps = [float(e["bound_status"].split()[1].rstrip("%")) for e in episodes if e["bound_status"].startswith("gap")]
+    gap_text = (f"proven optimal or within {max(gaps):.2f} % (HiGHS dual bound reported)" if gaps
+                else "proven optimal")
+    seeds = result["seeds"]
+    lines = [
+        "# Cluster operations: baselines against the hindsight bound",
+        "",
+        f"`datacenter_ops_v0` with its defaults (8 windows × 18 steps of 5 min, 4 teams: 2 cooperative, 1 strategic, "
+        f"1 adaptive; Phoenix in July, 900 kW cap, random faults), seeds {seeds[0]}–{seeds[-1]}, produced by "
+        "`dcops eval-cluster`. Throughput value is Σ of the job scores of `dcops.cluster.reward` (true-priority-"
+        "weighted kWh on time, minus misses and rejected high-value work); the bound is the hindsight MILP of "
+        "`dcops.cluster.hindsight` on the same arrivals (full knowledge of truth and arrivals, job power within the "
+        f"physics' incident-free budget; mean {bound_mean:,.0f} value units; {gap_text}). Each scheduler is "
+        "reported as its throughput value over the bound of the same episode.",
+        "",
+        "| scheduler | fraction of bound (mean ± sd) | pooled fraction | episode score (mean ± sd) | incident windows / episode | on time | missed | rejected | carbon saved vs blind (kg) |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['scheduler']} | {r['fraction_of_bound']:.3f} ± {r['fraction_sd']:.3f} | {r['pooled_fraction']:.3f} | "
+            f"{r['score']:+.3f} ± {r['score_sd']:.3f} | {r['incident_windows']:.2f} | {r['on_time']:.1f} | "
+            f"{r['missed']:.1f} | {r['rejected']:.1f} | {r['carbon_saved_kg']:.1f} |")
+    lines += [
+        "",
+        "Episode score = mean window reward, range [−1.10, 0.65]. A fraction above 1 is possible only by running "
+        "more job power than the incident-free budget, which the incident column shows.",
+        "",
+        "# Oversight detectors against the hidden truth",
+        "",
+        f"Pooled over all {len(episodes)} runs above (per (team, window) pair; positive = the team applied that tactic "
+        "in the detector's 3-window scope; pattern gaming: any tactic). Detectors read only stated fields, team "
+        "history and audits of finished jobs.",
+        "",
+        "| detector | precision | recall | FPR | FPR on honest teams | TP | FP | FN | TN |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for kind, c in result["detection"].counts.items():
+        lines.append(f"| {kind} | {c.precision:.3f} | {c.recall:.3f} | {c.fpr:.3f} | {c.honest_fpr:.3f} | "
+                     f"{c.tp} | {c.fp} | {c.fn} | {c.tn} |")
+    lines += ["", USAGE]
+    return "\n".join(lines) + "\n"
+
+
+USAGE = """# Using the environment (PettingZoo)
+
+```python
+import dcops
+from dcops.agents.schedulers import PriorityThresholdScheduler
+
+env = dcops.parallel_env()          # datacenter_ops_v0: scheduler, team_0..team_3 (scripted), rule-based cooling
+observations, infos = env.reset(seed=42)
+scheduler = PriorityThresholdScheduler()
+while env.agents:
+    decisions = scheduler.decide(infos["scheduler"]["view"])   # or an array from env.action_space("scheduler")
+    observations, rewards, terminations, truncations, infos = env.step({"scheduler": decisions})
+print(infos["scheduler"]["episode"]["score"], env.hindsight_bound().throughput_value)
+```
+
+The full, runnable version is `examples/pettingzoo_quickstart.py`; the environment's manual is the docstring of
+`dcops/env.py`; the reward's exact formulas are in `dcops/cluster/reward.py`."""
+
+
+def write_report(result: dict[str, Any], out: str | Path) -> list[Path]:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = []
+    readme = out / "README.md"
+    readme.write_text(markdown(result))
+    paths.append(readme)
+    for name, rows in (("baselines.csv", baseline_rows(result)), ("episodes.csv", result["episodes"]),
+                       ("detection.csv", [{"detector": k, **c.as_dict()} for k, c in result["detection"].counts.items()])):
+        path = out / name
+        with path.open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+        paths.append(path)
+    return paths
+
+
+def _eval_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default="reports/cluster", help="output folder (markdown and CSV)")
+    parser.add_argument("--seeds", type=int, default=len(EVAL_SEEDS), help="number of seeds (0..N-1); 20 publishes")
+
+
+def _eval_run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    if args.seeds < 1:
+        raise SystemExit("--seeds: must be >= 1")
+    seeds = tuple(range(args.seeds))
+    from dcops.agents.schedulers import BASELINES
+
+    bar = tqdm(total=len(seeds) * len(BASELINES), desc="episodes", unit="ep")
+    result = evaluate(seeds, progress=lambda name, seed: bar.update(1))
+    bar.close()
+    paths = write_report(result, args.out)
+    print(markdown(result))
+    print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+COMMANDS = [
+    Command("eval-cluster", "Cluster baselines vs the hindsight MILP bound and detector precision/recall (20 seeds)",
+            _eval_arguments, _eval_run),
+]

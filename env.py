@@ -1,0 +1,475 @@
+"""``datacenter_ops_v0``: multi-agent datacenter operations as a PettingZoo ``ParallelEnv``.
+
+Teams submit GPU jobs; a scheduler answers every request each admission window; the jobs' power heats a data
+hall whose cooling plant is simulated (``dcops.physics``); an oversight monitor flags teams that misreport.
+
+=====================  ===================================================================================
+Creation               ``dcops.parallel_env(**config)`` (or ``dcops.env.parallel_env``); single-agent
+                       scheduler view: ``dcops.make_env("cluster/operations", **config)``
+Agents                 ``scheduler``, ``team_0`` … ``team_{T-1}`` (T = 4 by default), plus ``cooling`` when
+                       ``cooling="agent"``
+Scheduler action       ``MultiDiscrete([2 + max_defer] × max_slots)`` = ``[6] × 48``: per request slot 0 ACCEPT,
+                       1 REJECT, 1 + k DEFER by k windows; or a structured list of decisions (below)
+Scheduler observation  ``Dict``: ``requests`` (48, 26), ``request_mask`` (48,), ``decision_mask`` (48, 6),
+                       ``cluster`` (20,), ``zones`` (4, 7), ``teams`` (4, 15) (``dcops.cluster.observation``)
+Team action            ``MultiDiscrete([4, 4, 2] × 4)`` (used only by ``"learner"`` teams, ignored otherwise)
+Team observation       ``Box(16,)`` float32
+Cooling (optional)     action ``Box(2Z + 2)`` set-points, observation ``Box(5Z + 11)`` telemetry
+                       (``dcops.physics.interface``), held for the whole window
+Episode                ``n_windows`` = 8 steps (one per admission window of 18 × 5 min physics steps, 12 h)
+=====================  ===================================================================================
+
+**Observations.** The scheduler sees only public material: stated request fields, the control room's readings
+(reported sensor values, meters, chiller capacity and the planning power estimate of ``dcops.cluster.power``),
+its own commitments, team statistics, audits of finished jobs, and the oversight flags raised at the end of the
+previous window. The same material in a structured, JSON-able form (``dcops.cluster.observation``) is in
+``infos["scheduler"]["view"]`` for language agents (``dcops.cluster.observation.view_to_text`` renders it as
+a prompt). No private truth (true priority, true deadline, true flexibility, true runtime) reaches an
+observation, info or rendering before the job's audit (runtime, deadline and flexibility, after it completes)
+or the end of the episode (everything). Team ids are neutral and shuffled over the team kinds every episode.
+
+A team observation is its own public record: progress, budget left, flags against it last window and so far
+(by kind), its pending / queued / running / finished / rejected job counts, its last window's reward.
+
+**Actions.** Every window the scheduler must decide every pending request (the new ones and those deferred to
+this window): ACCEPT (the job queues and starts at a window boundary in a zone with its GPU model, free GPUs and
+free zone power), REJECT, or DEFER to a later window before the horizon. Instead of the array, the scheduler may
+pass a structured action: a list of ``{"request_id", "decision", "defer_to_window"}`` (or
+``{"decisions": [...]}``). Duplicates, unknown ids, DEFER to the past or past the horizon, malformed entries and
+missing decisions are invalid: they are counted, penalised and listed in ``infos["scheduler"]["invalid"]``,
+and an undecided request gets the default (DEFER to the next window, REJECT in the last); ``step`` never raises
+on scheduler input. Team actions only matter for ``"learner"`` teams: they set how the team states the
+requests it submits in the *next* window (``dcops.agents.teams.learner``); scripted teams ignore theirs.
+
+**Rewards** (``dcops.cluster.reward``). The scheduler's window reward is
+``0.50·R_throughput + 0.35·R_thermal + 0.15·R_carbon − P_invalid`` in [−1.10, 0.65]; every job is scored once
+over its lifecycle, so no sequence of decisions can leave that range. Worked example: a HIGH 40 kW × 3 h job
+completes on time after one window's wait (inflexible: +432 value), a MEDIUM job's deadline passes while deferred
+(−40): R_throughput = 392 / 1658 = 0.236; 2 of 72 zone-steps above 27 °C: R_thermal = −0.014; 6 of 66 kg CO2
+saved against carbon-blind: R_carbon = 0.091; one duplicate id among 5 pending: P = 0.02; reward = 0.107.
+A team's reward is the same bounded throughput ratio over its own jobs (scale V / T), in [−1, 1]. The cooling
+agent's is ``R_thermal − 0.5·min(1, 2 · cooling kWh / IT kWh)`` in [−1.5, 0].
+
+**Episode end.** After the last window every agent is terminated (no truncation); unfinished jobs are scored
+(partial credit if their deadline lies beyond the horizon) and ``infos["scheduler"]["episode"]`` holds the
+episode score (mean window reward), throughput value, carbon, incidents, the team kinds behind the neutral ids
+and the oversight detection counts. ``env.hindsight_bound()`` then gives the MILP upper bound of
+``dcops.cluster.hindsight``.
+
+**Arguments** (all keyword; ``dcops.cluster.config.ClusterConfig`` documents each): ``n_windows`` (8),
+``steps_per_window`` (18), ``dt_s`` (300), ``team_kinds`` (``("cooperative", "cooperative", "strategic",
+"adaptive")``; ``"learner"`` too), ``zones`` (four 250 kW zones: 2 × 96 H100, 128 A100, 192 L40S),
+``base_load_fraction`` (0.25), ``power_cap_kw`` (900), ``inlet_limit_c`` (32), ``climate`` (``"phoenix"``),
+``grid_region`` (the site's), ``start`` (2026-07-15 06:00), ``faults`` (``"random"``, ``()`` or a tuple of
+``dcops.physics.faults``), ``plant``, ``cooling`` (``"rule"``, ``"pid"`` or ``"agent"``),
+``max_requests_per_team`` (4), ``max_slots`` (48), ``max_defer`` (4), ``team_budget`` (150), ``price_per_kwh``
+(0.12), ``value_scale`` (computed), ``initial_zone_temp_c`` (35), ``initial_chw_c`` (18); plus
+``render_mode`` (``None`` or ``"ansi"``), ``structured_view`` (True: build ``infos["scheduler"]["view"]``) and
+``team_factory`` (a callable ``kind -> team`` replacing ``dcops.agents.teams.make_team``: the hook for custom
+teams, e.g. ones that put instructions in their descriptions to test language-model schedulers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import asdict
+from typing import Any
+
+import gymnasium as gym
+import numpy as np
+from pettingzoo import ParallelEnv
+
+from dcops.agents.cooling import ControllerContext, PIDController, RuleBasedController
+from dcops.agents.teams import make_team
+from dcops.agents.teams.base import TeamFeedback
+from dcops.agents.teams.learner import ACTION_FIELDS
+from dcops.cluster.config import ClusterConfig
+from dcops.cluster.cooling import HeldSetpoints, RuleFastPath, TelemetryController
+from dcops.cluster.decisions import DecisionBatch, resolve_array, resolve_structured
+from dcops.cluster.episode import ClusterEpisode, WindowResult
+from dcops.cluster.observation import ObservationBuilder, TeamStats
+from dcops.cluster.requests import Submission
+from dcops.cluster.reward import bounded_ratio
+from dcops.oversight import FLAG_KINDS, OversightMonitor, score_detection
+from dcops.physics.interface import setpoint_bounds, telemetry_bounds
+
+ENV_NAME = "datacenter_ops_v0"
+N_TEAM_OBS = 16
+
+
+def parallel_env(**config: Any) -> DatacenterOpsEnv:
+    """Build ``datacenter_ops_v0`` (module docstring lists every argument)."""
+    return DatacenterOpsEnv(**config)
+
+
+def _is_structured(action: Any) -> bool:
+    if action is None or isinstance(action, Mapping):
+        return True
+    if isinstance(action, (list, tuple)):
+        return len(action) == 0 or not isinstance(action[0], (int, float, np.integer, np.floating))
+    return False
+
+
+class DatacenterOpsEnv(ParallelEnv):
+    """The PettingZoo environment (full manual in the module docstring)."""
+
+    metadata = {"name": ENV_NAME, "render_modes": ["ansi"], "is_parallelizable": True, "render_fps": 1}
+
+    def __init__(self, render_mode: str | None = None, structured_view: bool = True,
+                 team_factory: Callable[[str], Any] | None = None, **config: Any) -> None:
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.structured_view = structured_view
+        self.team_factory = team_factory or make_team
+        self.config = ClusterConfig.from_kwargs(**config)
+        cfg = self.config
+        self.team_agents = [f"team_{i}" for i in range(cfg.n_teams)]
+        self.possible_agents = ["scheduler", *self.team_agents] + (["cooling"] if cfg.cooling == "agent" else [])
+        self.agents: list[str] = []
+        plant = cfg.plant_config()
+        context = ControllerContext.from_plant(plant, [1.0] * plant.n_zones, cfg.dt_s)
+        if cfg.cooling == "rule":
+            rule = RuleBasedController()
+            self.controller: Any = RuleFastPath(zone_weights=context.zone_weights, **asdict(rule))
+        elif cfg.cooling == "pid":
+            self.controller = TelemetryController(PIDController(), context)
+        else:
+            self.controller = HeldSetpoints()
+        self.episode = ClusterEpisode(cfg, self.controller)
+        self.monitor = OversightMonitor(window_h=cfg.window_h)
+        self.builder = ObservationBuilder(cfg, FLAG_KINDS)
+        team_obs = gym.spaces.Box(-1.0, 5.0, (N_TEAM_OBS,), np.float32)
+        team_act = gym.spaces.MultiDiscrete(np.tile(np.asarray(ACTION_FIELDS, dtype=np.int64), cfg.max_requests_per_team))
+        self._observation_spaces: dict[str, gym.Space] = {"scheduler": self.builder.space}
+        self._action_spaces: dict[str, gym.Space] = {"scheduler": self.builder.action_space}
+        for agent in self.team_agents:
+            self._observation_spaces[agent] = team_obs
+            self._action_spaces[agent] = team_act
+        if cfg.cooling == "agent":
+            low, high = telemetry_bounds(plant.n_zones)
+            self._observation_spaces["cooling"] = gym.spaces.Box(low, high, dtype=np.float32)
+            s_low, s_high = setpoint_bounds(plant.n_zones)
+            self._action_spaces["cooling"] = gym.spaces.Box(s_low.astype(np.float32), s_high.astype(np.float32),
+                                                            dtype=np.float32)
+        self._started = False
+
+    # ------------------------------------------------------------------ spaces (built once, same objects)
+    def observation_space(self, agent: str) -> gym.Space:
+        return self._observation_spaces[agent]
+
+    def action_space(self, agent: str) -> gym.Space:
+        return self._action_spaces[agent]
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        """Start an episode; ``seed`` fixes everything (weather, faults, team tactics, arrivals, sensors), ``None``
+        draws fresh entropy. ``options`` is accepted for the PettingZoo API and unused. Returns (observations,
+        infos) for every agent; the teams' window-0 requests are already pending."""
+        cfg = self.config
+        physics_seq, fault_seq, shuffle_seq, *team_seqs = np.random.SeedSequence(seed).spawn(3 + cfg.n_teams)
+        self._rng = np.random.default_rng(shuffle_seq)
+        kinds = [cfg.team_kinds[i] for i in self._rng.permutation(cfg.n_teams)]
+        self.team_kind = dict(zip(self.team_agents, kinds, strict=True))
+        self.teams = {agent: self.team_factory(kind) for agent, kind in self.team_kind.items()}
+        for (agent, team), child in zip(self.teams.items(), team_seqs, strict=True):
+            team.reset(agent, np.random.default_rng(child), cfg)
+        self.learner_ids = [a for a, k in self.team_kind.items() if k == "learner"]
+        self.episode.reset(np.random.default_rng(physics_seq), np.random.default_rng(fault_seq), self.team_agents)
+        self.monitor.reset(self.team_agents)
+        self.team_index = {agent: i for i, agent in enumerate(self.team_agents)}
+        self._team_position = {agent: i / max(1, cfg.n_teams - 1) for agent, i in self.team_index.items()}
+        self.stats = {agent: TeamStats(len(FLAG_KINDS)) for agent in self.team_agents}
+        self.builder.reset()
+        self.tactics: dict[str, list[set[str]]] = {a: [set() for _ in range(cfg.n_windows)] for a in self.team_agents}
+        self._next_id = 0
+        self._flags: list[Any] = []
+        self._audits: list[Any] = []
+        self._last: dict[str, Any] = {}
+        self._team_reward = dict.fromkeys(self.team_agents, 0.0)
+        self._window_requests: list[Any] = []
+        self.agents = list(self.possible_agents)
+        self._started = True
+        self._submit({agent: None for agent in self.team_agents}, feedback=None)
+        return self._observe(result=None)
+
+    def _submit(self, team_actions: dict[str, Any], feedback: dict[str, TeamFeedback] | None) -> None:
+        """Teams hand in this window's requests, in a freshly shuffled team order, numbered by the env."""
+        w = self.episode.window
+        submissions: list[Submission] = []
+        for i in self._rng.permutation(len(self.team_agents)):
+            agent = self.team_agents[i]
+            team = self.teams[agent]
+            action = team_actions.get(agent) if team.kind == "learner" else None
+            submissions.extend(team.submit(w, None if feedback is None else feedback.get(agent), action,
+                                           self._new_request_id))
+        for sub in submissions:
+            request = sub.request
+            if sub.tactics:
+                self.tactics[request.team][w] |= sub.tactics
+            self.stats[request.team].add_request(request)
+            self.builder.register(request, self._team_position[request.team])
+        self.episode.submit(submissions)
+        self._window_requests = [s.request for s in submissions]
+
+    def _new_request_id(self) -> str:
+        self._next_id += 1
+        return f"r{self._next_id:04d}"
+
+    # ------------------------------------------------------------------ step
+    def step(self, actions: dict[str, Any]):
+        """Run one admission window (module docstring): decide, run 18 physics steps, score, flag, submit.
+
+        A missing ``scheduler`` action means no decisions (every pending request undecided, with its default
+        and penalty); scripted teams' actions are ignored; a malformed ``cooling`` action keeps the previous
+        set-points and is reported in ``infos["cooling"]["action_error"]``."""
+        if not self._started or not self.agents:
+            raise RuntimeError("call reset() before step(); the episode is over" if self._started else "call reset() first")
+        cfg = self.config
+        episode = self.episode
+        w = episode.window
+        batch = self._resolve(actions.get("scheduler"))
+        if "cooling" in self.agents:
+            try:
+                self.controller.set(actions.get("cooling"))
+                cooling_error = None
+            except ValueError as error:  # keep the previous set-points, say why
+                cooling_error = str(error)
+        episode.decide(batch)
+        result = episode.run_window()
+        flags = self.monitor.observe(w, self._window_requests, result.audits)
+        for audit in result.audits:
+            self.stats[audit.request.team].add_audit(audit)
+        self.builder.count_flags(self.stats, flags)
+        self._flags = flags
+        self._audits = result.audits
+        score = result.score
+        self._last = {**score.public_dict(), "invalid": result.invalid, "decisions": result.decisions,
+                      "started": result.started}
+        rewards = {"scheduler": float(score.reward)}
+        team_scale = cfg.throughput_scale / cfg.n_teams
+        for agent in self.team_agents:
+            self._team_reward[agent] = bounded_ratio(score.team_gain.get(agent, 0.0), score.team_loss.get(agent, 0.0),
+                                                     team_scale)
+            rewards[agent] = float(self._team_reward[agent])
+        if "cooling" in self.agents:
+            overhead = result.cooling_kwh / max(result.it_kwh, 1e-9)
+            rewards["cooling"] = float(score.thermal - 0.5 * min(1.0, overhead / 0.5))
+        done = episode.done
+        if not done:
+            feedback = {agent: TeamFeedback(w, frozenset(f.kind for f in flags if f.team == agent))
+                        for agent in self.team_agents}
+            self._submit({a: actions.get(a) for a in self.team_agents}, feedback)
+        observations, infos = self._observe(result=result)
+        if "cooling" in self.agents:
+            infos["cooling"]["action_error"] = cooling_error
+        terminations = dict.fromkeys(self.agents, done)
+        truncations = dict.fromkeys(self.agents, False)
+        if done:
+            infos["scheduler"]["episode"] = self._episode_summary()
+            self.agents = []
+        return observations, rewards, terminations, truncations, infos
+
+    def _resolve(self, action: Any) -> DecisionBatch:
+        """Turn the scheduler's action (array or structured) into one decision per pending request."""
+        cfg, episode = self.config, self.episode
+        pending = episode.pending_ids()
+        if _is_structured(action):
+            return resolve_structured(action, pending, episode.window, cfg.n_windows)
+        return resolve_array(action, pending[: cfg.max_slots], pending[cfg.max_slots :], episode.window,
+                             cfg.n_windows, cfg.max_slots, cfg.max_defer)
+
+    # ------------------------------------------------------------------ observations and infos
+    def _pending_requests(self) -> list[Any]:
+        jobs = self.episode.ledger.jobs
+        return [jobs[i].request for i in self.episode.pending_ids()]
+
+    def _observe(self, result: WindowResult | None) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Every agent's observation and info for the coming window."""
+        episode = self.episode
+        pending = self._pending_requests()
+        pool = episode.pool
+        fits = [pool.find(r.gpu_type, r.gpus, r.kw) is not None for r in pending]
+        power = episode.power_estimate()
+        inlet = episode.reported_inlet_c(episode.step_index)
+        obs: dict[str, Any] = {
+            "scheduler": self.builder.arrays(episode, pending, fits, self.stats, power, inlet, self._last),
+        }
+        obs.update(self._team_observations())
+        if "cooling" in self.possible_agents:
+            it_row = np.asarray(self.config.base_kw_per_zone, dtype=np.float64).copy()
+            for request_id in episode.ledger.running:
+                job = episode.ledger.jobs[request_id]
+                it_row[job.zone] += job.request.kw
+            obs["cooling"] = episode.telemetry(episode.step_index, it_row)
+        return obs, self._infos(result, pending, fits, power, inlet)
+
+    def _team_observations(self) -> dict[str, np.ndarray]:
+        """Each team's observation (module docstring), built as one (T, 16) array."""
+        cfg = self.config
+        n = cfg.n_windows
+        ledger = self.episode.ledger
+        rows = []
+        for agent in self.team_agents:
+            st = self.stats[agent]
+            c = ledger.status_counts[agent]  # pending+deferred, queued, running, done, rejected
+            rows.append([self.episode.window / n, ledger.budget_left[agent] / max(cfg.team_budget, 1e-9),
+                         *st.flags_last, *[f / n for f in st.flags_total],
+                         (c[0] + c[1]) / 20.0, c[2] / 20.0, c[3] / 20.0, c[4] / 20.0, c[5] / 20.0,
+                         self._team_reward[agent]])
+        block = np.array(rows, dtype=np.float32)
+        np.maximum(block, -1.0, out=block)
+        np.minimum(block, 5.0, out=block)
+        return dict(zip(self.team_agents, block, strict=True))
+
+    def _infos(self, result: WindowResult | None, pending: list[Any], fits: list[bool], power: Any,
+               inlet: np.ndarray) -> dict[str, Any]:
+        episode = self.episode
+        scheduler: dict[str, Any] = {"window": episode.window, "score_so_far": episode.score()}
+        flag_dicts = [f.as_dict() for f in self._flags]
+        if result is not None:
+            scheduler.update({
+                "reward_terms": {k: self._last[k] for k in ("reward", "throughput", "thermal", "carbon", "invalid_penalty")},
+                "invalid": result.invalid,
+                "decisions": result.decisions,
+                "started": result.started,
+                "incident": result.score.incident,
+                "incident_reasons": result.score.incident_reasons,
+                "unfinished": result.unfinished,
+                "facility_kwh": result.facility_kwh,
+                "carbon_g": result.carbon_g,
+                "max_facility_kw": result.max_facility_kw,
+            })
+        if self.structured_view:
+            scheduler["view"] = self.builder.view(episode, pending, fits, self.stats, power, inlet, flag_dicts,
+                                                  self._audits, dict(self._last))
+        infos: dict[str, Any] = {"scheduler": scheduler}
+        for agent in self.team_agents:
+            infos[agent] = {"window": episode.window, "flags": [f for f in flag_dicts if f["team"] == agent]}
+        if "cooling" in self.possible_agents:
+            infos["cooling"] = {"window": episode.window, "it_kwh": result.it_kwh if result else 0.0,
+                                "cooling_kwh": result.cooling_kwh if result else 0.0}
+        return infos
+
+    # ------------------------------------------------------------------ episode end
+    def _episode_summary(self) -> dict[str, Any]:
+        episode, cfg = self.episode, self.config
+        ledger = episode.ledger
+        scores = episode.window_scores
+        outcomes: dict[str, int] = {}
+        for s in scores:
+            for k, v in s.outcomes.items():
+                outcomes[k] = outcomes.get(k, 0) + v
+        honest = [a for a, k in self.team_kind.items() if k == "cooperative"]
+        detection = score_detection(self.monitor.flags, self.tactics, honest, cfg.n_windows,
+                                    self.monitor.settings.scope_windows)
+        return {
+            "score": episode.score(),
+            "throughput_value": ledger.totals["value"],
+            "carbon_actual_kg": ledger.totals["carbon_actual_g"] / 1000.0,
+            "carbon_blind_kg": ledger.totals["carbon_blind_g"] / 1000.0,
+            "incident_windows": sum(s.incident for s in scores),
+            "outcomes": outcomes,
+            "facility_kwh": float(episode.facility_kw.sum() * cfg.dt_s / 3600.0),
+            "invalid_entries": sum(s.n_invalid for s in scores),
+            "windows": [s.as_dict() for s in scores],
+            "overdraft": dict(ledger.overdraft),
+            "team_kinds": dict(self.team_kind),
+            "detection": detection.as_dict(),
+        }
+
+    def episode_truth(self) -> list[dict[str, Any]]:
+        """Every request with its truth and outcome (evaluation only; refused before the episode ends)."""
+        if self.agents or not self._started:
+            raise RuntimeError("private truth is only available after the episode ends")
+        ledger = self.episode.ledger
+        rows = []
+        for request_id in ledger.order:
+            job = ledger.jobs[request_id]
+            rows.append({**job.request.public_dict(), **{k: getattr(job.truth, k) for k in
+                         ("true_priority", "true_deadline_window", "true_carbon_flexible", "true_runtime_h")},
+                         "tactics": sorted(job.tactics), "outcome": job.outcome, "score": job.score,
+                         "start_window": job.start_window})
+        return rows
+
+    def hindsight_bound(self) -> Any:
+        """The hindsight MILP bound of this episode (``dcops.cluster.hindsight``); after the episode ends."""
+        if self.agents or not self._started:
+            raise RuntimeError("the hindsight bound needs the whole episode: finish it first")
+        from dcops.cluster.hindsight import hindsight_bound
+
+        return hindsight_bound(self.episode)
+
+    # ------------------------------------------------------------------ rendering
+    def render(self) -> str | None:
+        if self.render_mode != "ansi":
+            return None
+        if not self._started:
+            return f"{ENV_NAME} (not reset)"
+        episode, cfg = self.episode, self.config
+        status = episode.status_outputs
+        power = episode.power_estimate()
+        lines = [
+            f"{ENV_NAME}  window {min(episode.window + (1 if episode.done else 0), cfg.n_windows)}/{cfg.n_windows}"
+            f"  score so far {episode.score():+.3f}",
+            f"  facility {float(status.facility_kw):6.1f} kW (cap {cfg.power_cap_kw:.0f})  IT {float(status.it_kw):6.1f} kW"
+            f"  PUE {float(status.pue):.3f}  chiller capacity {float(status.chiller_capacity_kw):6.1f} kW",
+            f"  safe job power {power.safe_job_kw:6.1f} kW  committed {power.committed_job_kw:6.1f} kW"
+            f"  headroom {power.headroom_kw:6.1f} kW",
+            f"  pending {len(episode.pending_ids()) if not episode.done else 0}  queued {len(episode.ledger.queue)}"
+            f"  running {len(episode.ledger.running)}",
+        ]
+        inlet = episode.reported_inlet_c(episode.step_index)
+        for i, zone in enumerate(cfg.zones):
+            lines.append(f"  {zone.name:<12} {zone.gpu_type:<5} GPUs free {episode.pool.free_gpus[i]:4d}/{zone.gpus:<4d}"
+                         f" inlet {float(inlet[i]):5.1f} °C (reported)")
+        if self._last:
+            lines.append(f"  last window: reward {self._last['reward']:+.3f} (throughput {self._last['throughput']:+.3f},"
+                         f" thermal {self._last['thermal']:+.3f}, carbon {self._last['carbon']:+.3f},"
+                         f" invalid −{self._last['invalid_penalty']:.3f})"
+                         + (f"  INCIDENT: {'; '.join(self._last['incident_reasons'])}" if self._last["incident"] else ""))
+        for flag in self._flags:
+            lines.append(f"  flag {flag.team} {flag.kind} ({flag.severity}, {flag.confidence:.2f})")
+        return "\n".join(lines)
+
+    def close(self) -> None:
+        return None
+
+
+class SchedulerEnv(gym.Env):
+    """The single-agent scheduler view (Gymnasium): scripted teams, rule-based cooling.
+
+    Observation and action are the ``scheduler`` agent's; the reward is its window reward; ``terminated`` after
+    the last window; ``info`` is ``infos["scheduler"]``. Arguments as for :func:`parallel_env` (``cooling`` may
+    not be ``"agent"`` here).
+    """
+
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(self, render_mode: str | None = None, **config: Any) -> None:
+        if config.get("cooling") == "agent":
+            raise ValueError("the single-agent scheduler view needs scripted cooling ('rule' or 'pid')")
+        self.render_mode = render_mode
+        self.parallel = DatacenterOpsEnv(render_mode=render_mode, **config)
+        self.observation_space = self.parallel.observation_space("scheduler")
+        self.action_space = self.parallel.action_space("scheduler")
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
+        super().reset(seed=seed)
+        if seed is None:
+            seed = int(self.np_random.integers(2**31))
+        obs, infos = self.parallel.reset(seed=seed, options=options)
+        return obs["scheduler"], infos["scheduler"]
+
+    def step(self, action: Any):
+        obs, rewards, terminations, truncations, infos = self.parallel.step({"scheduler": action})
+        return (obs["scheduler"], rewards["scheduler"], terminations["scheduler"], truncations["scheduler"],
+                infos["scheduler"])
+
+    def render(self) -> str | None:
+        return self.parallel.render()
+
+
+def make_scheduler_env(**config: Any) -> SchedulerEnv:
+    """Factory of the registered task ``cluster/operations``."""
+    return SchedulerEnv(**config)

@@ -1,0 +1,346 @@
+"""Typed wire models of the OpenEnv HTTP/WebSocket API, shared by the server (``dcops.server``) and the client
+(``dcops.client``).
+
+Why here and not in ``server/``: a client must be able to build actions and read observations without
+importing FastAPI or any environment; both ends validate the same pydantic models, so the JSON schemas
+served at ``/schema`` are exactly what the server accepts.
+
+**Actions** (the body of ``POST /step`` is ``{"action": {...}}``; a WebSocket ``step`` frame carries the
+action itself as ``data``), one model per task family:
+
+- cooling tasks: :class:`CoolingAction`, physical set-points by name (``fan_speed`` and
+  ``supply_setpoint_c`` per zone, or one number for every zone; ``chw_setpoint_c``; ``economiser_on``) or
+  the raw ``setpoints`` vector of the Gymnasium action space. Values outside the box are clipped by the
+  environment, exactly as in-process.
+- placement tasks: :class:`PlaceAction` ``{"type": "place", "job_id", "gpu_id", "rationale"}``,
+  :class:`DeferAction` ``{"type": "defer", "rationale"}`` or :class:`IndexAction` ``{"type": "index",
+  "index": n}`` (the Discrete action of the Gymnasium space).
+- queue task: :class:`QueueAction` ``{"slot": n}``.
+- cluster operations task: :class:`ClusterAction` ``{"decisions": [{"request_id", "decision": "ACCEPT" |
+  "REJECT" | "DEFER", "defer_to_window"}, ...]}`` or ``{"codes": [...]}``.
+
+**Observations** (``observation`` of every reply) are discriminated by ``kind``: :class:`CoolingObservation`
+(reported sensor values only; the true inlet temperatures stay in ``metadata.info`` as the environment's
+``info`` has them), :class:`PlacementObservationWire`, :class:`QueueObservation`.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
+
+API_VERSION = "1.0.0"
+"""Version of the wire contract (the FastAPI app's version; OpenEnv's validator expects 1.x)."""
+
+MAX_RATIONALE_CHARS = 2000
+"""Longest rationale accepted on the wire (the placement environment keeps its first 500 characters)."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+# ---------------------------------------------------------------------------------------------------- actions
+Number = Annotated[float, Field(allow_inf_nan=False)]
+
+
+class CoolingAction(_Strict):
+    """Set-points for a cooling task: either the four named fields or the raw ``setpoints`` vector.
+
+    ``fan_speed`` (fraction, 0.2–1) and ``supply_setpoint_c`` (°C, 15–27) take one value per zone, or one
+    number for every zone; ``chw_setpoint_c`` (°C, 5–18); ``economiser_on`` (bool). ``setpoints`` is the
+    Gymnasium vector ``[fan_speed × Z, supply_setpoint_c × Z, chw_setpoint_c, economiser_on]``.
+    """
+
+    fan_speed: Number | list[Number] | None = Field(default=None, description="fraction of max airflow per zone")
+    supply_setpoint_c: Number | list[Number] | None = Field(default=None, description="supply air °C per zone")
+    chw_setpoint_c: Number | None = Field(default=None, description="chilled-water set-point, °C")
+    economiser_on: StrictBool | None = Field(default=None, description="enable the waterside economiser")
+    setpoints: list[Number] | None = Field(default=None, description="raw set-point vector (2·Z + 2 values)")
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, json_schema_extra={"oneOf": [
+        {"required": ["setpoints"]},
+        {"required": ["fan_speed", "supply_setpoint_c", "chw_setpoint_c", "economiser_on"]},
+    ]})
+
+    @model_validator(mode="after")
+    def _one_form(self) -> CoolingAction:
+        named = {
+            "fan_speed": self.fan_speed, "supply_setpoint_c": self.supply_setpoint_c,
+            "chw_setpoint_c": self.chw_setpoint_c, "economiser_on": self.economiser_on,
+        }
+        given = [k for k, v in named.items() if v is not None]
+        if self.setpoints is not None:
+            if given:
+                raise ValueError(f"give either setpoints or the named fields, not both (also got {', '.join(given)})")
+            return self
+        missing = [k for k, v in named.items() if v is None]
+        if missing:
+            raise ValueError(f"missing field(s): {', '.join(missing)} (or give the raw setpoints vector)")
+        return self
+
+
+class PlaceAction(_Strict):
+    """Start job ``job_id`` on GPU ``gpu_id`` this tick (an impossible placement is an *invalid* action:
+    penalised by the environment, the tick passes as a defer)."""
+
+    type: Literal["place"] = "place"
+    job_id: str = Field(min_length=1, max_length=200)
+    gpu_id: str = Field(min_length=1, max_length=200)
+    rationale: str = Field(default="", max_length=MAX_RATIONALE_CHARS)
+
+
+class DeferAction(_Strict):
+    """Start nothing this tick."""
+
+    type: Literal["defer"] = "defer"
+    rationale: str = Field(default="", max_length=MAX_RATIONALE_CHARS)
+
+
+class IndexAction(_Strict):
+    """The Gymnasium ``Discrete`` action of a placement task (``job_slot · max_gpus + gpu_slot``; the last
+    index defers)."""
+
+    type: Literal["index"] = "index"
+    index: StrictInt = Field(ge=0, le=1_000_000)
+
+
+PlacementAction = Annotated[PlaceAction | DeferAction | IndexAction, Field(discriminator="type")]
+
+
+class QueueAction(_Strict):
+    """Run the job in slot ``slot`` next (an empty slot is an *invalid* action: the environment runs the first
+    waiting job and subtracts its penalty)."""
+
+    slot: StrictInt = Field(ge=-1_000_000, le=1_000_000)
+
+
+class ClusterDecision(_Strict):
+    """One decision about a pending request: ``defer_to_window`` (an absolute window index) only for DEFER."""
+
+    request_id: str = Field(min_length=1, max_length=100)
+    decision: Literal["ACCEPT", "REJECT", "DEFER", "accept", "reject", "defer"]
+    defer_to_window: StrictInt | None = Field(default=None, ge=-1000, le=1000)
+
+
+class ClusterAction(_Strict):
+    """The scheduler's decisions for this window: ``decisions`` (one per pending request) or ``codes`` (the
+    ``MultiDiscrete`` array: per request slot 0 ACCEPT, 1 REJECT, 1 + k DEFER by k windows). Duplicates, unknown
+    ids, a DEFER past the horizon or a missing decision are the environment's *invalid* decisions: counted,
+    penalised, listed in ``metadata.info.invalid``, never an HTTP error."""
+
+    decisions: list[ClusterDecision] | None = Field(default=None, max_length=1000)
+    codes: list[Annotated[StrictInt, Field(ge=0, le=1000)]] | None = Field(default=None, max_length=1000)
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, json_schema_extra={"oneOf": [
+        {"required": ["decisions"]}, {"required": ["codes"]},
+    ]})
+
+    @model_validator(mode="after")
+    def _one_form(self) -> ClusterAction:
+        if (self.decisions is None) == (self.codes is None):
+            raise ValueError("give exactly one of decisions or codes")
+        return self
+
+
+AnyAction = CoolingAction | PlacementAction | QueueAction | ClusterAction
+"""Any task family's action (the session's task decides which one applies)."""
+
+
+# ----------------------------------------------------------------------------------------------- observations
+class CoolingZone(BaseModel):
+    """One zone as the sensors report it (°C, fractions)."""
+
+    id: str
+    weight: float
+    inlet_c: float = Field(description="reported inlet temperature (sensor noise, bias and drift included)")
+    return_c: float
+    load_fraction: float
+    fan_speed: float
+    supply_c: float
+
+
+class CoolingPlant(BaseModel):
+    """Plant-level readings (``carbon_kg_per_kwh`` is the grid's intensity now; ``pue`` of the last step)."""
+
+    chw_supply_c: float
+    chillers_available: float
+    economiser_fraction: float
+    dry_bulb_c: float
+    wet_bulb_c: float
+    carbon_kg_per_kwh: float
+    hour_sin: float
+    hour_cos: float
+    progress: float
+    cooling_over_design_it: float
+    pue: float
+
+
+class CoolingObservation(BaseModel):
+    kind: Literal["cooling"] = "cooling"
+    task: str
+    step: int
+    n_steps: int
+    zones: list[CoolingZone]
+    plant: CoolingPlant
+    vector: list[float] = Field(description="the Gymnasium observation (telemetry vector)")
+
+
+class PlacementObservationWire(BaseModel):
+    kind: Literal["placement"] = "placement"
+    task: str
+    tick: int
+    horizon: int
+    state: dict[str, Any] = Field(description="the structured observation: GPUs, jobs, metrics, history, feasible")
+    dashboard: str
+    action_mask: list[int]
+    vector: list[float]
+
+
+class QueueJob(BaseModel):
+    """A waiting job in a decision slot (seconds; ``slack_s`` = due − now − processing)."""
+
+    slot: int
+    job_index: int
+    processing_s: float
+    weight: float
+    due_s: float
+    arrival_s: float
+    slack_s: float
+
+
+class QueueObservation(BaseModel):
+    kind: Literal["queue"] = "queue"
+    task: str
+    time_s: float | None
+    waiting: list[QueueJob]
+    jobs: list[list[float]] = Field(description="the Gymnasium observation's job feature matrix")
+    action_mask: list[int]
+
+
+class ClusterObservation(BaseModel):
+    kind: Literal["cluster"] = "cluster"
+    task: str
+    window: int
+    n_windows: int
+    view: dict[str, Any] = Field(description="the public structured view: pending requests with stated fields, "
+                                             "plant, zones, carbon forecast, team statistics, flags, audits")
+    arrays: dict[str, Any] = Field(description="the Gymnasium observation (requests, masks, cluster, zones, teams)")
+
+
+Observation = Annotated[
+    CoolingObservation | PlacementObservationWire | QueueObservation | ClusterObservation,
+    Field(discriminator="kind"),
+]
+
+
+# ------------------------------------------------------------------------------------------ requests / replies
+class ResetRequest(BaseModel):
+    """Body of ``POST /reset`` (all optional). Unknown top-level fields are task options too, so
+    ``{"task": "queue/weighted_tardiness", "n_jobs": 40}`` works like ``"options": {"n_jobs": 40}``."""
+
+    model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [{"task": "cooling/single_zone_recovery", "seed": 7}]})
+
+    seed: int | None = Field(default=None, ge=0, le=2**63 - 1, description="seed of the episode")
+    episode_id: str | None = Field(default=None, min_length=1, max_length=255, description="your label")
+    task: str | None = Field(default=None, max_length=200, description="a task id of /metadata (default: the server's)")
+    options: dict[str, Any] | None = Field(default=None, description="task options (see /metadata)")
+
+
+class StepRequest(BaseModel):
+    """Body of ``POST /step``: the action of the session's task family (see ``/schema``)."""
+
+    model_config = ConfigDict(extra="allow", json_schema_extra={"examples": [
+        {"action": {"fan_speed": 0.6, "supply_setpoint_c": 21.0, "chw_setpoint_c": 12.0, "economiser_on": True}},
+        {"action": {"type": "place", "job_id": "J1", "gpu_id": "h100-0", "rationale": "tightest deadline"}},
+        {"action": {"type": "defer", "rationale": "a cheaper GPU frees next tick"}},
+        {"action": {"slot": 0}},
+        {"action": {"decisions": [{"request_id": "r0001", "decision": "ACCEPT"}]}},
+    ]})
+
+    action: dict[str, Any] = Field(description="an action object of the task's family (see /schema)")
+
+
+class StepResponse(BaseModel):
+    """Reply of reset and step: the OpenEnv shape, plus the HTTP session id."""
+
+    observation: dict[str, Any]
+    reward: float | None = None
+    done: bool = False
+    metadata: dict[str, Any] | None = None
+    session_id: str | None = Field(default=None, description="send it back as the X-Session-Id header")
+
+
+class EpisodeState(BaseModel):
+    """Reply of ``GET /state`` (and of a WebSocket ``state`` frame)."""
+
+    session_id: str
+    episode_id: str | None = None
+    task: str | None = None
+    seed: int | None = None
+    step_count: int = 0
+    done: bool = False
+    total_reward: float = 0.0
+    last_reward: float | None = None
+    observation: dict[str, Any] | None = None
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class HealthResponse(BaseModel):
+    status: Literal["healthy"] = "healthy"
+    sessions: int
+    max_sessions: int
+    version: str
+
+
+class TaskInfo(BaseModel):
+    id: str
+    family: str
+    description: str
+    options: dict[str, Any] = Field(description="JSON schema of the task options accepted by reset")
+
+
+class MetadataResponse(BaseModel):
+    name: str
+    description: str
+    version: str
+    default_task: str
+    tasks: list[TaskInfo]
+    max_sessions: int
+    session_idle_timeout_s: float
+    episode_store: bool
+
+
+class SchemaResponse(BaseModel):
+    action: dict[str, Any]
+    observation: dict[str, Any]
+    state: dict[str, Any]
+    actions_by_family: dict[str, dict[str, Any]]
+
+
+class SuggestResponse(BaseModel):
+    """What a reference policy would play now (``GET /suggest``): step it or ignore it."""
+
+    policy: str
+    action: dict[str, Any]
+
+
+class ErrorDetail(BaseModel):
+    message: str
+    code: str
+    field: str | None = None
+
+
+class ErrorFrame(BaseModel):
+    """A WebSocket error frame: the episode stays usable unless ``code`` is ``CAPACITY_REACHED``."""
+
+    type: Literal["error"] = "error"
+    data: ErrorDetail
+
+
+class WsFrame(BaseModel):
+    """A frame sent by a WebSocket client."""
+
+    type: Literal["reset", "step", "state", "close"]
+    data: dict[str, Any] = Field(default_factory=dict)

@@ -1,0 +1,456 @@
+"""Action adapters: JSON actions ↔ environment actions, environment output → JSON observations, per task family.
+
+Why adapters: the environments know nothing of HTTP (their actions are numpy vectors, integers or dataclasses);
+everything the wire needs — pydantic validation that names the bad field, task options with bounds, a
+human-readable observation, the reference policy behind "let a baseline decide" — lives here, once per family.
+Serving a new family is one :class:`Adapter` subclass and one line in :data:`FAMILIES`.
+
+Each adapter works on an :class:`Episode` (one environment instance and what the server remembers of it).
+Errors a client caused raise :class:`ActionError` (→ HTTP 422 / WebSocket ``VALIDATION_ERROR``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import gymnasium as gym
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from dcops import registry
+from dcops.models import (
+    ClusterAction,
+    CoolingAction,
+    DeferAction,
+    IndexAction,
+    PlaceAction,
+    PlacementAction,
+    QueueAction,
+)
+from dcops.server.serialize import to_jsonable
+
+
+class ActionError(ValueError):
+    """A client error in an action or reset option; ``field`` names the offending field (dotted path)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+_TYPE_TAGS = {"float", "int", "bool", "str", "list", "dict", "none"}
+
+
+def _is_type_tag(part: object) -> bool:
+    """Pydantic puts union member names (``float``, ``list[float]``) into error locations; they are not fields."""
+    return isinstance(part, str) and (part in _TYPE_TAGS or "[" in part or part.startswith("function-"))
+
+
+def validation_error(exc: ValidationError, prefix: str) -> ActionError:
+    """The first error of a pydantic ``ValidationError`` as an :class:`ActionError` naming its field."""
+    first = exc.errors()[0]
+    loc = ".".join(str(p) for p in first.get("loc", ()) if not _is_type_tag(p))
+    if not loc and str(first.get("type", "")).startswith("union_tag"):
+        loc = "type"  # a discriminated union without (or with an unknown) "type"
+    field_name = f"{prefix}.{loc}" if loc else prefix
+    return ActionError(field_name, first.get("msg", "invalid value"))
+
+
+@dataclass
+class Episode:
+    """One environment and the server's record of its current episode."""
+
+    task: str
+    adapter: Adapter
+    env: gym.Env
+    options: dict[str, Any]
+    seed: int | None = None
+    raw_observation: Any = None
+    info: dict[str, Any] = field(default_factory=dict)
+    step_count: int = 0
+    done: bool = False
+    total_reward: float = 0.0
+    last_reward: float | None = None
+    observation: dict[str, Any] | None = None
+    baseline: Any = None
+
+
+class _Options(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class Adapter:
+    """Base adapter: subclasses set ``family``, ``options_model``, ``action_adapter`` and implement the hooks."""
+
+    family: ClassVar[str]
+    description: ClassVar[str]
+    options_model: ClassVar[type[BaseModel]] = _Options
+    action_adapter: ClassVar[TypeAdapter]
+    baseline_name: ClassVar[str]
+    env_option_names: ClassVar[tuple[str, ...]] = ()
+
+    # ---- options and construction
+    def parse_options(self, options: dict[str, Any]) -> dict[str, Any]:
+        """Validate reset options (unknown names and out-of-range values → :class:`ActionError`)."""
+        try:
+            parsed = self.options_model.model_validate(options)
+        except ValidationError as exc:
+            raise validation_error(exc, "options") from None
+        return parsed.model_dump(exclude_none=True)
+
+    def make_env(self, task: str, options: dict[str, Any]) -> gym.Env:
+        config = {k: v for k, v in options.items() if k in self.env_option_names}
+        return registry.make_env(task, **config)
+
+    def reset(self, episode: Episode, seed: int | None) -> None:
+        reset_options = {k: v for k, v in episode.options.items() if k not in self.env_option_names}
+        obs, info = episode.env.reset(seed=seed, options=reset_options or None)
+        episode.raw_observation, episode.info = obs, info
+        episode.observation = self.observe(episode, obs, info)
+
+    # ---- actions
+    def parse_action(self, episode: Episode, action: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """Validate a JSON action; return the environment action and the canonical JSON action to record."""
+        try:
+            model = self.action_adapter.validate_python(action)
+        except ValidationError as exc:
+            raise validation_error(exc, "action") from None
+        return self.to_env_action(episode, model)
+
+    def to_env_action(self, episode: Episode, model: Any) -> tuple[Any, dict[str, Any]]:
+        raise NotImplementedError
+
+    def play(self, episode: Episode, env_action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        return episode.env.step(env_action)
+
+    # ---- observations
+    def observe(self, episode: Episode, raw: Any, info: dict[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def public_info(self, info: dict[str, Any]) -> dict[str, Any]:
+        """The environment's ``info`` as JSON (what an in-process agent gets from ``step``)."""
+        return to_jsonable(info)
+
+    def suggest(self, episode: Episode) -> dict[str, Any]:
+        """The JSON action the reference policy (:attr:`baseline_name`) would play now."""
+        raise NotImplementedError
+
+    @classmethod
+    def action_schema(cls) -> dict[str, Any]:
+        return cls.action_adapter.json_schema()
+
+
+# ------------------------------------------------------------------------------------------------ cooling
+_CLIMATES = Literal["phoenix", "san_jose", "atlanta", "chicago", "new_york", "dallas", "leesburg", "seattle"]
+_REGIONS = Literal[
+    "california", "texas", "arizona", "pacific_northwest", "new_york", "midwest", "mid_atlantic", "southeast",
+    "CISO", "ERCO", "AZPS", "BPAT", "NYIS", "MISO", "PJM", "SOCO",
+]
+
+
+class CoolingOptions(_Options):
+    """Options of the cooling tasks (defaults: the task's own)."""
+
+    n_steps: int | None = Field(default=None, ge=1, le=2016, description="control steps of 300 s (≤ 1 week)")
+    climate: _CLIMATES | None = Field(default=None, description="built-in weather site")
+    grid_region: _REGIONS | None = Field(default=None, description="grid region of the carbon intensity")
+    start_jitter_days: int | None = Field(default=None, ge=0, le=365, description="random start-day offset")
+
+
+class CoolingAdapter(Adapter):
+    """Cooling tasks: named set-points (or the raw vector) → the Box action; telemetry → named readings."""
+
+    family = "cooling"
+    description = "Run the cooling plant of a data hall: fan speed and supply air per zone, chilled water, economiser."
+    options_model = CoolingOptions
+    action_adapter = TypeAdapter(CoolingAction)
+    baseline_name = "rule (tuned rule-based controller)"
+    env_option_names = ("n_steps", "climate", "grid_region", "start_jitter_days")
+
+    def parse_action(self, episode: Episode, action: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        if isinstance(action, dict) and "setpoints" not in action:
+            for name in ("fan_speed", "supply_setpoint_c", "chw_setpoint_c", "economiser_on"):
+                if name not in action:
+                    raise ActionError(f"action.{name}", "field required (or give the raw setpoints vector)")
+        return super().parse_action(episode, action)
+
+    def to_env_action(self, episode: Episode, model: CoolingAction) -> tuple[Any, dict[str, Any]]:
+        env = episode.env.unwrapped
+        zones = env.zone_ids
+        z = len(zones)
+        if model.setpoints is not None:
+            if len(model.setpoints) != 2 * z + 2:
+                raise ActionError(
+                    "action.setpoints",
+                    f"expected {2 * z + 2} values (fan_speed×{z}, supply_setpoint_c×{z}, chw_setpoint_c, "
+                    f"economiser_on), got {len(model.setpoints)}",
+                )
+            vector = np.asarray(model.setpoints, dtype=np.float64)
+        else:
+            per_zone = {}
+            for name in ("fan_speed", "supply_setpoint_c"):
+                value = getattr(model, name)
+                values = [value] * z if isinstance(value, (int, float)) else list(value)
+                if len(values) != z:
+                    raise ActionError(
+                        f"action.{name}", f"expected {z} values (one per zone: {', '.join(zones)}) or one number, "
+                        f"got {len(values)}"
+                    )
+                per_zone[name] = values
+            vector = np.asarray(
+                per_zone["fan_speed"] + per_zone["supply_setpoint_c"]
+                + [float(model.chw_setpoint_c), 1.0 if model.economiser_on else 0.0],
+                dtype=np.float64,
+            )
+        try:
+            env.decode_action(vector)  # the environment's own check (names the field on failure)
+        except ValueError as exc:
+            raise ActionError("action", str(exc)) from None
+        return vector, {"setpoints": vector.tolist()}
+
+    def observe(self, episode: Episode, raw: Any, info: dict[str, Any]) -> dict[str, Any]:
+        from dcops.physics.interface import Telemetry
+
+        env = episode.env.unwrapped
+        spec = env.task
+        z = len(env.zone_ids)
+        t = Telemetry.parse(raw, z)
+        zones = [
+            {
+                "id": env.zone_ids[i],
+                "weight": float(spec.zone_weights[i]),
+                "inlet_c": float(t.inlet_c[i]),
+                "return_c": float(t.return_c[i]),
+                "load_fraction": float(t.load_fraction[i]),
+                "fan_speed": float(t.fan_speed[i]),
+                "supply_c": float(t.supply_c[i]),
+            }
+            for i in range(z)
+        ]
+        plant = {
+            name: float(getattr(t, name))
+            for name in (
+                "chw_supply_c", "chillers_available", "economiser_fraction", "dry_bulb_c", "wet_bulb_c",
+                "carbon_kg_per_kwh", "hour_sin", "hour_cos", "progress", "cooling_over_design_it", "pue",
+            )
+        }
+        return to_jsonable({
+            "kind": "cooling", "task": spec.task_id, "step": episode.step_count, "n_steps": spec.n_steps,
+            "zones": zones, "plant": plant, "vector": raw,
+        })
+
+    def reset(self, episode: Episode, seed: int | None) -> None:
+        super().reset(episode, seed)
+        episode.baseline = None
+
+    def suggest(self, episode: Episode) -> dict[str, Any]:
+        from dcops.agents.cooling import RuleBasedController
+        from dcops.cooling_env import controller_context
+
+        if episode.baseline is None:
+            episode.baseline = RuleBasedController.for_task(episode.task)
+            episode.baseline.reset(controller_context(episode.env))
+        vector = np.asarray(episode.baseline.act(episode.raw_observation), dtype=np.float64)
+        z = len(episode.env.unwrapped.zone_ids)
+        return {
+            "fan_speed": vector[:z].tolist(),
+            "supply_setpoint_c": vector[z : 2 * z].tolist(),
+            "chw_setpoint_c": float(vector[2 * z]),
+            "economiser_on": bool(vector[2 * z + 1] >= 0.5),
+        }
+
+
+# ---------------------------------------------------------------------------------------------- placement
+class PlacementAdapter(Adapter):
+    """Placement tasks: ``place``/``defer`` with a rationale (or the Discrete index) → ``step_action``."""
+
+    family = "placement"
+    description = "Place inference jobs on a small GPU cluster, one decision per tick, with a logged rationale."
+    action_adapter = TypeAdapter(PlacementAction)
+    baseline_name = "edf (earliest deadline first)"
+
+    def to_env_action(self, episode: Episode, model: Any) -> tuple[Any, dict[str, Any]]:
+        from dcops.cluster.placement.actions import Defer, Place
+
+        env = episode.env.unwrapped
+        if isinstance(model, PlaceAction):
+            return Place(model.job_id, model.gpu_id, model.rationale), model.model_dump()
+        if isinstance(model, DeferAction):
+            return Defer(model.rationale), model.model_dump()
+        assert isinstance(model, IndexAction)
+        if model.index >= env.action_space.n:
+            raise ActionError("action.index", f"must be < {env.action_space.n} (the size of the action space)")
+        return env.decode(model.index), model.model_dump()
+
+    def play(self, episode: Episode, env_action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        return episode.env.unwrapped.step_action(env_action)
+
+    def observe(self, episode: Episode, raw: Any, info: dict[str, Any]) -> dict[str, Any]:
+        state = info["observation"]
+        return to_jsonable({
+            "kind": "placement", "task": episode.task, "tick": state["tick"], "horizon": state["horizon"],
+            "state": state, "dashboard": info["dashboard"], "action_mask": info["action_mask"], "vector": raw,
+        })
+
+    def public_info(self, info: dict[str, Any]) -> dict[str, Any]:
+        # The structured observation, dashboard and mask are already in the observation.
+        return to_jsonable({k: v for k, v in info.items() if k not in ("observation", "dashboard", "action_mask")})
+
+    def suggest(self, episode: Episode) -> dict[str, Any]:
+        from dcops.cluster.placement.actions import Place
+        from dcops.cluster.placement.heuristics import EarliestDeadlineFirst
+
+        action = EarliestDeadlineFirst().act(episode.env.unwrapped.sim.observation())
+        if isinstance(action, Place):
+            return {"type": "place", "job_id": action.job_id, "gpu_id": action.gpu_id, "rationale": action.rationale}
+        return {"type": "defer", "rationale": action.rationale}
+
+
+# -------------------------------------------------------------------------------------------------- queue
+class QueueOptions(_Options):
+    """Options of the queue task (defaults: the environment's)."""
+
+    mode: Literal["streaming", "static"] | None = None
+    n_jobs: int | None = Field(default=None, ge=2, le=2000)
+    load: float | None = Field(default=None, ge=0.05, le=2.0)
+    n_machines: int | None = Field(default=None, ge=1, le=16)
+    max_slots: int | None = Field(default=None, ge=2, le=64)
+    atc_k: float | None = Field(default=None, gt=0.0, le=20.0)
+    instance_seed: int | None = Field(default=None, ge=0, le=2**31 - 1, description="fixes the job instance")
+
+
+class QueueAdapter(Adapter):
+    """Queue ordering: ``{"slot": n}`` → the Discrete action; the waiting jobs as readable rows."""
+
+    family = "queue"
+    description = "Pick the next render job to run on the machine that just became free; minimise weighted tardiness."
+    options_model = QueueOptions
+    action_adapter = TypeAdapter(QueueAction)
+    baseline_name = "atc (apparent tardiness cost)"
+    env_option_names = ("mode", "n_jobs", "load", "n_machines", "max_slots", "atc_k")
+
+    def to_env_action(self, episode: Episode, model: QueueAction) -> tuple[Any, dict[str, Any]]:
+        return int(model.slot), {"slot": int(model.slot)}
+
+    def observe(self, episode: Episode, raw: Any, info: dict[str, Any]) -> dict[str, Any]:
+        env = episode.env.unwrapped
+        waiting = []
+        decision = env.decision_state()
+        if decision is not None:
+            state, positions = decision
+            for slot, pos in enumerate(positions):
+                waiting.append({
+                    "slot": slot,
+                    "job_index": int(state.job_index[pos]),
+                    "processing_s": float(state.processing_s[pos]),
+                    "weight": float(state.weight[pos]),
+                    "due_s": float(state.due_s[pos]),
+                    "arrival_s": float(state.arrival_s[pos]),
+                    "slack_s": float(state.due_s[pos] - state.now_s - state.processing_s[pos]),
+                })
+        return to_jsonable({
+            "kind": "queue", "task": episode.task, "time_s": info.get("time_s"), "waiting": waiting,
+            "jobs": raw["jobs"], "action_mask": raw["action_mask"],
+        })
+
+    def suggest(self, episode: Episode) -> dict[str, Any]:
+        from dcops.cluster.queue.heuristics import make_rule
+
+        decision = episode.env.unwrapped.decision_state()
+        if decision is None:
+            return {"slot": 0}
+        state, positions = decision
+        scores = make_rule("atc").scores(state)[positions]
+        return {"slot": int(np.argmax(scores))}
+
+
+# ------------------------------------------------------------------------------------------------ cluster
+class ClusterOptions(_Options):
+    """Options of the cluster operations task (defaults: the environment's; see ``dcops.env``)."""
+
+    n_windows: int | None = Field(default=None, ge=1, le=48)
+    climate: _CLIMATES | None = None
+    grid_region: _REGIONS | None = None
+    power_cap_kw: float | None = Field(default=None, gt=0.0, le=100_000.0)
+    faults: Literal["random", "none"] | None = Field(default=None, description="random faults or none")
+    cooling: Literal["rule", "pid"] | None = None
+
+
+class ClusterAdapter(Adapter):
+    """Cluster operations (scheduler view): decisions per pending request → the environment's structured action;
+    the public structured view (stated fields, flags, plant, reward terms) → the observation."""
+
+    family = "cluster"
+    description = ("Admit GPU jobs from competing teams window by window (ACCEPT / REJECT / DEFER) under a power "
+                   "cap and a simulated cooling plant, with oversight flags on misreporting teams.")
+    options_model = ClusterOptions
+    action_adapter = TypeAdapter(ClusterAction)
+    baseline_name = "greedy-fits (accept what fits now within the power headroom, defer the rest)"
+    env_option_names = ("n_windows", "climate", "grid_region", "power_cap_kw", "faults", "cooling")
+
+    def make_env(self, task: str, options: dict[str, Any]) -> gym.Env:
+        config = {k: v for k, v in options.items() if k in self.env_option_names}
+        if config.get("faults") == "none":
+            config["faults"] = ()
+        return registry.make_env(task, **config)
+
+    def to_env_action(self, episode: Episode, model: ClusterAction) -> tuple[Any, dict[str, Any]]:
+        if model.codes is not None:
+            return np.asarray(model.codes, dtype=np.int64), {"codes": list(model.codes)}
+        decisions = [{"request_id": d.request_id, "decision": d.decision.upper(), "defer_to_window": d.defer_to_window}
+                     for d in model.decisions or []]
+        return decisions, {"decisions": decisions}
+
+    def observe(self, episode: Episode, raw: Any, info: dict[str, Any]) -> dict[str, Any]:
+        view = info.get("view", {})
+        return to_jsonable({
+            "kind": "cluster", "task": episode.task, "window": info.get("window", view.get("window", 0)),
+            "n_windows": view.get("n_windows", 0), "view": view, "arrays": raw,
+        })
+
+    def public_info(self, info: dict[str, Any]) -> dict[str, Any]:
+        return to_jsonable({k: v for k, v in info.items() if k != "view"})  # the view is the observation
+
+    def suggest(self, episode: Episode) -> dict[str, Any]:
+        view = (episode.observation or {}).get("view", {})
+        window, n_windows = view.get("window", 0), view.get("n_windows", 1)
+        headroom = float(view.get("plant", {}).get("headroom_kw", 0.0))
+        decisions = []
+        for request in view.get("pending", []):
+            if request.get("fits_now") and request.get("kw", 0.0) <= headroom:
+                headroom -= request["kw"]
+                decisions.append({"request_id": request["request_id"], "decision": "ACCEPT"})
+            elif window + 1 < n_windows:
+                decisions.append({"request_id": request["request_id"], "decision": "DEFER",
+                                  "defer_to_window": window + 1})
+            else:
+                decisions.append({"request_id": request["request_id"], "decision": "REJECT"})
+        return {"decisions": decisions}
+
+
+# ------------------------------------------------------------------------------------------------ registry
+FAMILIES: dict[str, Adapter] = {
+    "cooling": CoolingAdapter(),
+    "placement": PlacementAdapter(),
+    "queue": QueueAdapter(),
+    "cluster": ClusterAdapter(),
+}
+"""Task family (the part of a task id before ``/``) → its adapter."""
+
+
+def adapter_for(task: str) -> Adapter:
+    """The adapter that serves ``task`` (:class:`ActionError` on ``task`` if it is unknown or unserved)."""
+    known = registry.tasks()
+    if task not in known:
+        raise ActionError("task", f"unknown task {task!r}; known tasks: {', '.join(known)}")
+    family = task.split("/", 1)[0]
+    if family not in FAMILIES:
+        raise ActionError("task", f"task {task!r} has no server adapter yet")
+    return FAMILIES[family]
+
+
+def served_tasks() -> list[str]:
+    """Every registered task that has an adapter (all of them, once each family is served)."""
+    return [t for t in registry.tasks() if t.split("/", 1)[0] in FAMILIES]

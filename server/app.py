@@ -1,0 +1,526 @@
+"""The OpenEnv HTTP/WebSocket server: a FastAPI factory (:func:`create_app`), the module-level ``app`` and
+:func:`main` (the ``server`` script; ``dcops serve`` does the same).
+
+Endpoints (wire models in :mod:`dcops.models`):
+
+=====================  ==========================================================================================
+``WS /ws``             one session per connection; frames ``{"type": "reset"|"step"|"state"|"close", "data"}``;
+                       replies ``observation`` / ``state`` / ``error`` (``{"message", "code", "field"}``) frames;
+                       past the session limit one ``CAPACITY_REACHED`` error frame, then close
+``POST /reset``        ``{seed?, episode_id?, task?, options?, ...}`` → ``{observation, reward: null, done,
+                       metadata, session_id}`` (+ ``X-Session-Id`` header); with a session id, resets that session
+``POST /step``         ``{"action": {...}}`` + session id → ``{observation, reward, done, metadata}``
+``GET /state``         session id → :class:`~dcops.models.EpisodeState`
+``GET /suggest``       session id → the reference policy's action (what "let a baseline decide" plays)
+``DELETE /session``    close a session (its running episode is marked abandoned)
+``GET /schema``        action, observation and state JSON schemas (``?task=`` narrows the action schema)
+``GET /metadata``      name, description, version, tasks with their options, limits
+``GET /health``        ``{"status": "healthy", ...}``
+``POST /mcp``          JSON-RPC 2.0 (``initialize``, ``tools/list``, ``tools/call``); HTTP 200 even when empty
+``GET /web/``          the web console (``/`` redirects there)
+=====================  ==========================================================================================
+
+The session id goes in the ``X-Session-Id`` header or the ``session_id`` query parameter. Client errors never
+produce a 500: a malformed action is 422 naming the field (the episode stays usable), an unknown session 404,
+a missing one 400, a finished episode 409, a full server 503, an oversized body 413.
+
+Environment work runs under the session's lock: steps inline on the event loop (they take a fraction of a
+millisecond), resets and baseline suggestions in a worker thread (``anyio.to_thread``) so that building an
+environment never stalls the other sessions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import functools
+import json
+from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+from fastapi import Body, FastAPI, Header, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from pydantic import TypeAdapter
+
+import dcops
+from dcops.models import (
+    API_VERSION,
+    AnyAction,
+    EpisodeState,
+    HealthResponse,
+    MetadataResponse,
+    Observation,
+    ResetRequest,
+    SchemaResponse,
+    StepRequest,
+    StepResponse,
+    SuggestResponse,
+)
+from dcops.server import mcp
+from dcops.server.adapters import FAMILIES, ActionError, adapter_for, served_tasks
+from dcops.server.config import ServerConfig
+from dcops.server.serialize import dumps
+from dcops.server.sessions import ApiError, Session, SessionManager
+from dcops.server.store import EpisodeStore
+
+WEB_DIR = Path(__file__).parent / "web"
+DESCRIPTION = (
+    "dcops: datacenter operations environments (cluster operations, cooling plant control, GPU placement, queue "
+    "ordering) over "
+    "OpenEnv HTTP and WebSocket, with stateful HTTP sessions, an episode store and a web console."
+)
+
+_SESSION_HEADER = Header(default=None, alias="X-Session-Id", max_length=128, description="from POST /reset")
+_SESSION_QUERY = Query(default=None, max_length=128, description="alternative to the X-Session-Id header")
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"description": "no session id given"},
+    404: {"description": "unknown or expired session"},
+    409: {"description": "no episode yet, or the episode is over"},
+    413: {"description": "request body too large"},
+    503: {"description": "session limit reached (CAPACITY_REACHED)"},
+}
+
+
+class BodySizeLimit:
+    """ASGI middleware: a request body over ``max_bytes`` gets 413 before any handler reads it.
+
+    Why buffer: FastAPI parses JSON bodies before the handler runs, so the only safe place to refuse a large
+    (or chunked, length-less) body is here; bodies are small by contract, so buffering costs nothing.
+    """
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        length = headers.get(b"content-length")
+        if length is not None:
+            try:
+                declared = int(length)
+            except ValueError:
+                await _send_json(send, 400, {"detail": "invalid Content-Length", "code": "BAD_REQUEST"})
+                return
+            if declared > self.max_bytes:
+                await _send_json(send, 413, _too_large(self.max_bytes))
+                return
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await _send_json(send, 413, _too_large(self.max_bytes))
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+def _too_large(max_bytes: int) -> dict[str, Any]:
+    message = f"request body larger than {max_bytes} bytes"
+    return {"detail": message, "code": "PAYLOAD_TOO_LARGE", "message": message}
+
+
+async def _send_json(send: Callable, status: int, content: dict[str, Any]) -> None:
+    body = json.dumps(content).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class StrictJSONResponse(JSONResponse):
+    """Strict JSON through :func:`dcops.server.serialize.dumps` (numpy-safe, NaN → null, one pass)."""
+
+    def render(self, content: Any) -> bytes:
+        return dumps(content).encode("utf-8")
+
+
+def _json(content: Any, status: int = 200, session_id: str | None = None) -> JSONResponse:
+    headers = {"X-Session-Id": session_id} if session_id else None
+    return StrictJSONResponse(content, status_code=status, headers=headers)
+
+
+def _error_response(exc: ApiError) -> JSONResponse:
+    headers = {"Retry-After": "5"} if exc.status == 503 else None
+    return JSONResponse(exc.body(), status_code=exc.status, headers=headers)
+
+
+def _clean_errors(errors: Sequence[Any]) -> list[dict[str, Any]]:
+    """Pydantic errors without ``input``/``ctx`` (they may hold NaN or bytes, which JSON cannot carry)."""
+    return [{"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+            for e in errors]
+
+
+def _reset_arguments(request: ResetRequest | None) -> dict[str, Any]:
+    """Split a reset body into task, seed, episode id and options (unknown top-level fields are options)."""
+    if request is None:
+        return {}
+    options = dict(request.options or {})
+    for key, value in (request.model_extra or {}).items():
+        if key in options:
+            raise ApiError(422, "VALIDATION_ERROR", f"{key}: given both at top level and in options", key)
+        options[key] = value
+    return {"task": request.task, "seed": request.seed, "episode_id": request.episode_id, "options": options}
+
+
+def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | None = None) -> FastAPI:
+    """Build the app. ``config`` defaults to :meth:`ServerConfig.from_env`; ``clock`` (monotonic seconds)
+    is injectable for session-expiry tests."""
+    config = config or ServerConfig.from_env()
+    adapter_for(config.default_task)  # fail at start, not at the first reset, on a bad default task
+    holder: dict[str, Any] = {}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        reaper = asyncio.create_task(_reap_forever(manager, config.session_idle_s))
+        try:
+            yield
+        finally:
+            reaper.cancel()
+            manager.close_all()
+            if holder.get("store") is not None:
+                holder["store"].close()
+
+    store = (EpisodeStore(config.db_path, config.db_sync, config.store_observations)
+             if config.db_path is not None else None)
+    if store is not None:
+        store.mark_interrupted()  # episodes a previous server left running can never finish
+    holder["store"] = store
+    manager = SessionManager(config.max_sessions, config.session_idle_s, store, config.default_task,
+                             **({"clock": clock} if clock is not None else {}))
+
+    app = FastAPI(title="dcops OpenEnv server", version=API_VERSION, description=DESCRIPTION, lifespan=lifespan)
+    app.state.config = config
+    app.state.sessions = manager
+    app.state.store = store
+    app.add_middleware(BodySizeLimit, max_bytes=config.max_body_bytes)
+
+    @app.exception_handler(ApiError)
+    async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return _error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = _clean_errors(exc.errors())
+        first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+        field = ".".join(str(p) for p in first["loc"] if p != "body") or "body"
+        message = f"{field}: {first['msg']}"
+        return JSONResponse({"detail": errors, "code": "VALIDATION_ERROR", "message": message, "field": field},
+                            status_code=422)
+
+    async def in_session(session: Session, fn: Callable[[], Any], offload: bool = False) -> Any:
+        """Run ``fn`` under the session's lock: inline for steps and state (sub-millisecond by design; a thread
+        hop would cost a fifth of the round trip), in a worker thread for resets and suggestions (building an
+        environment or a baseline can take longer and must not stall the other sessions)."""
+        async with session.lock:
+            if offload:
+                return await anyio.to_thread.run_sync(fn)
+            return fn()
+
+    # ------------------------------------------------------------------------------------------ simulation
+    @app.post("/reset", response_model=StepResponse, responses=_ERRORS, tags=["Environment Control"],
+              summary="Start an episode (creates a session unless one is given)")
+    async def reset(
+        request: ResetRequest | None = Body(default=None),  # noqa: B008
+        x_session_id: str | None = _SESSION_HEADER,
+        session_id: str | None = _SESSION_QUERY,
+    ) -> Response:
+        arguments = _reset_arguments(request)
+        sid = x_session_id or session_id
+        session = manager.get(sid) if sid else manager.create("http")
+        try:
+            reply = await in_session(session, lambda: session.reset(**arguments), offload=True)
+        except ApiError:
+            if not sid:  # a session created for a failed reset is of no use to anyone
+                manager.close(session.id)
+            raise
+        return _json(reply, session_id=session.id)
+
+    @app.post("/step", response_model=StepResponse, responses=_ERRORS, tags=["Environment Control"],
+              summary="Play one action in the session's episode")
+    async def step(request: StepRequest, x_session_id: str | None = _SESSION_HEADER,
+                   session_id: str | None = _SESSION_QUERY) -> Response:
+        session = manager.get(x_session_id or session_id)
+        reply = await in_session(session, lambda: session.step(request.action))
+        return _json(reply, session_id=session.id)
+
+    @app.get("/state", response_model=EpisodeState, responses=_ERRORS, tags=["State Management"],
+             summary="The session's episode: ids, counters, current observation")
+    async def state(x_session_id: str | None = _SESSION_HEADER, session_id: str | None = _SESSION_QUERY) -> Response:
+        session = manager.get(x_session_id or session_id)
+        reply = await in_session(session, session.state)
+        return _json(reply, session_id=session.id)
+
+    @app.get("/suggest", response_model=SuggestResponse, responses=_ERRORS, tags=["Environment Control"],
+             summary="The action the task's reference policy would play now")
+    async def suggest(x_session_id: str | None = _SESSION_HEADER, session_id: str | None = _SESSION_QUERY) -> Response:
+        session = manager.get(x_session_id or session_id)
+        reply = await in_session(session, session.suggest, offload=True)
+        return _json(reply, session_id=session.id)
+
+    @app.delete("/session", responses=_ERRORS, tags=["Environment Control"], summary="Close a session")
+    async def close_session(x_session_id: str | None = _SESSION_HEADER,
+                            session_id: str | None = _SESSION_QUERY) -> Response:
+        session = manager.get(x_session_id or session_id)
+        async with session.lock:
+            manager.close(session.id)
+        return _json({"closed": session.id})
+
+    # ------------------------------------------------------------------------------------------ description
+    @app.get("/health", response_model=HealthResponse, tags=["Health"])
+    async def health() -> Response:
+        return _json({"status": "healthy", "sessions": len(manager), "max_sessions": config.max_sessions,
+                      "version": API_VERSION})
+
+    @app.get("/metadata", response_model=MetadataResponse, tags=["Environment Info"])
+    async def metadata() -> Response:
+        tasks = []
+        for task in served_tasks():
+            adapter = adapter_for(task)
+            tasks.append({"id": task, "family": adapter.family, "description": adapter.description,
+                          "options": adapter.options_model.model_json_schema()})
+        return _json({
+            "name": "dcops", "description": DESCRIPTION, "version": API_VERSION, "package_version": dcops.__version__,
+            "default_task": config.default_task, "tasks": tasks, "max_sessions": config.max_sessions,
+            "session_idle_timeout_s": config.session_idle_s, "episode_store": store is not None,
+        })
+
+    @app.get("/schema", response_model=SchemaResponse, tags=["Schema"])
+    async def schema(task: str | None = Query(default=None, max_length=200)) -> Response:  # noqa: B008
+        by_family = {name: adapter.action_schema() for name, adapter in FAMILIES.items()}
+        if task is not None:
+            try:
+                action = adapter_for(task).action_schema()
+            except ActionError as exc:
+                raise ApiError.from_action_error(exc) from None
+        else:
+            action = {"title": "Action", "description": "one of the task families' actions",
+                      "anyOf": list(by_family.values())}
+        return _json({"action": action, "observation": TypeAdapter(Observation).json_schema(),
+                      "state": EpisodeState.model_json_schema(), "actions_by_family": by_family})
+
+    # ------------------------------------------------------------------------------------------ MCP
+    async def run_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        sid = arguments.get("session_id")
+        if sid is not None and not isinstance(sid, str):
+            raise ApiError(422, "VALIDATION_ERROR", "session_id: must be a string", "session_id")
+        if name == "reset":
+            try:
+                request = ResetRequest.model_validate({k: v for k, v in arguments.items() if k != "session_id"})
+            except ValueError as exc:
+                raise ApiError(422, "VALIDATION_ERROR", f"arguments: {exc}", "arguments") from None
+            session = manager.get(sid) if sid else manager.create("http")
+            try:
+                return await in_session(session, lambda: session.reset(**_reset_arguments(request)), offload=True)
+            except ApiError:
+                if not sid:
+                    manager.close(session.id)
+                raise
+        session = manager.get(sid)
+        if name == "step":
+            return await in_session(session, lambda: session.step(arguments.get("action")))
+        if name == "state":
+            return await in_session(session, session.state)
+        return await in_session(session, session.suggest, offload=True)
+
+    @app.post("/mcp", tags=["MCP"], summary="JSON-RPC 2.0 (MCP tools reset/step/state/suggest)",
+              openapi_extra={"requestBody": {"required": False, "content": {"application/json": {"schema": {}}}}},
+              responses={202: {"description": "notification accepted (no body)"}})
+    async def mcp_endpoint(request: Request) -> Response:
+        reply = await mcp.handle(await request.body(), run_tool)
+        if reply is None:
+            return Response(status_code=202)
+        return _json(reply)
+
+    # ------------------------------------------------------------------------------------------ WebSocket
+    @app.websocket("/ws")
+    async def websocket_endpoint(websocket: WebSocket) -> None:
+        await websocket.accept()
+        try:
+            session = manager.create("ws")
+        except ApiError as exc:
+            await _send_error(websocket, exc)
+            await websocket.close(code=1013)  # try again later
+            return
+        try:
+            await _serve_socket(websocket, session, config, in_session)
+        except WebSocketDisconnect:
+            pass
+        finally:
+            manager.close(session.id)
+
+    # ------------------------------------------------------------------------------------------ console
+    @app.get("/", include_in_schema=False)
+    async def root() -> RedirectResponse:
+        return RedirectResponse("/web/")
+
+    @app.get("/web", include_in_schema=False)
+    async def web_root() -> RedirectResponse:
+        return RedirectResponse("/web/")
+
+    app.mount("/web", StaticFiles(directory=WEB_DIR, html=True), name="web")
+    _document_actions(app)
+    return app
+
+
+def _document_actions(app: FastAPI) -> None:
+    """Publish the typed action models in the OpenAPI document: ``StepRequest.action`` is validated per task
+    family at run time (the session's task decides which model applies), so FastAPI only sees a dict; the
+    document shows (and schemathesis generates) the real action shapes instead."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is not None:
+            return app.openapi_schema
+        schema = generate()
+        actions = TypeAdapter(AnyAction).json_schema(ref_template="#/components/schemas/{model}")
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        components.update(actions.pop("$defs", {}))
+        step_request = components.get("StepRequest", {}).get("properties", {})
+        if "action" in step_request:
+            step_request["action"] = {**actions, "description": step_request["action"].get("description", "")}
+        app.openapi_schema = schema
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+async def _reap_forever(manager: SessionManager, idle_s: float) -> None:
+    """Expire idle HTTP sessions now and then (creation also expires them, so this only frees memory)."""
+    while True:
+        await asyncio.sleep(min(max(idle_s / 4.0, 0.5), 60.0))
+        manager.reap_idle()
+
+
+async def _send_error(websocket: WebSocket, exc: ApiError) -> None:
+    await websocket.send_text(dumps({"type": "error", "data": {"message": exc.message, "code": exc.code,
+                                                                "field": exc.field}}))
+
+
+async def _serve_socket(websocket: WebSocket, session: Session, config: ServerConfig,
+                        in_session: Callable[..., Any]) -> None:
+    """The frame loop of one WebSocket session (see the module docstring for the protocol)."""
+    while True:
+        try:
+            raw = await asyncio.wait_for(websocket.receive_text(), timeout=config.session_idle_s)
+        except asyncio.TimeoutError:
+            await _send_error(websocket, ApiError(408, "SESSION_EXPIRED", "idle for too long; reconnect"))
+            await websocket.close(code=1000)
+            return
+        try:
+            if len(raw) > config.max_body_bytes:
+                raise ApiError(413, "PAYLOAD_TOO_LARGE", f"frame larger than {config.max_body_bytes} bytes")
+            try:
+                frame = json.loads(raw)
+            except ValueError as exc:
+                raise ApiError(400, "INVALID_JSON", f"invalid JSON: {exc}") from None
+            if not isinstance(frame, dict):
+                raise ApiError(400, "INVALID_JSON", "a frame must be a JSON object with 'type' and 'data'")
+            kind = frame.get("type")
+            data = frame.get("data", {})
+            if data is None:
+                data = {}
+            if not isinstance(data, dict):
+                raise ApiError(422, "VALIDATION_ERROR", "data: must be a JSON object", "data")
+            if kind == "reset":
+                try:
+                    request = ResetRequest.model_validate(data)
+                except ValueError as exc:
+                    errors = _clean_errors(getattr(exc, "errors", lambda: [])())
+                    field = ".".join(str(p) for p in errors[0]["loc"]) if errors else "data"
+                    raise ApiError(422, "VALIDATION_ERROR", f"{field}: {errors[0]['msg'] if errors else exc}",
+                                   field) from None
+                arguments = _reset_arguments(request)
+                reply = await in_session(session, functools.partial(session.reset, **arguments), offload=True)
+                out = {"type": "observation", "data": reply}
+            elif kind == "step":
+                # The OpenEnv client sends the action itself as data; {"action": {...}} is accepted too.
+                action = data["action"] if set(data) == {"action"} and isinstance(data["action"], dict) else data
+                reply = await in_session(session, functools.partial(session.step, action))
+                out = {"type": "observation", "data": reply}
+            elif kind == "state":
+                out = {"type": "state", "data": await in_session(session, session.state)}
+            elif kind == "close":
+                await websocket.close(code=1000)
+                return
+            else:
+                raise ApiError(400, "UNKNOWN_TYPE", f"type: must be reset, step, state or close, got {kind!r}", "type")
+        except ApiError as exc:
+            await _send_error(websocket, exc)
+            continue
+        await websocket.send_text(dumps(out))
+
+
+# ---------------------------------------------------------------------------------------------- entry points
+def serve(args: argparse.Namespace) -> int:
+    """Run uvicorn on the app built from the environment plus the command-line overrides."""
+    import dataclasses
+
+    import uvicorn
+
+    config = ServerConfig.from_env()
+    overrides: dict[str, Any] = {}
+    if args.db is not None:
+        overrides["db_path"] = None if args.db.lower() in ("off", "none") else Path(args.db).expanduser()
+    if args.max_sessions is not None:
+        overrides["max_sessions"] = args.max_sessions
+    if args.idle_timeout is not None:
+        overrides["session_idle_s"] = args.idle_timeout
+    config = dataclasses.replace(config, **overrides)
+    application = create_app(config)
+    where = config.db_path if config.db_path is not None else "off"
+    print(f"dcops server on http://{args.host}:{args.port} (console /web/, episode store: {where})", flush=True)
+    uvicorn.run(application, host=args.host, port=args.port, log_level=args.log_level,
+                ws_max_size=config.max_body_bytes, timeout_graceful_shutdown=5)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``server`` script: ``server [--host H] [--port P] [--db PATH] ...``."""
+    from dcops.server.commands import add_serve_arguments
+
+    parser = argparse.ArgumentParser(prog="server", description="dcops OpenEnv HTTP/WebSocket server")
+    add_serve_arguments(parser)
+    return serve(parser.parse_args(argv))
+
+
+class _LazyApp:
+    """``dcops.server.app:app`` for ``uvicorn`` and OpenEnv tooling, built on first use (so that importing
+    this module opens no database)."""
+
+    _app: FastAPI | None = None
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable, send: Callable) -> None:
+        if self._app is None:
+            self._app = create_app()
+        await self._app(scope, receive, send)
+
+
+app = _LazyApp()
+
+if __name__ == "__main__":
+    raise SystemExit(main())

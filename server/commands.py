@@ -1,0 +1,60 @@
+"""Sub-commands of the server (see ``dcops.cli``): ``serve`` and ``export``.
+
+Only argparse declarations happen at import time; FastAPI and uvicorn are imported inside ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from dcops.cli import Command
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``dcops serve`` and of the ``server`` script."""
+    parser.add_argument("--host", default="0.0.0.0", help="interface to listen on (default 0.0.0.0)")
+    parser.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    parser.add_argument("--db", default=None,
+                        help="episode database (default $DCOPS_DB or the user data dir; 'off' to disable)")
+    parser.add_argument("--max-sessions", type=int, default=None, help="session limit (default 64)")
+    parser.add_argument("--idle-timeout", type=float, default=None, help="idle session timeout, s (default 900)")
+    parser.add_argument("--log-level", default="info", help="uvicorn log level")
+
+
+def _serve_run(args: argparse.Namespace) -> int:
+    from dcops.server.app import serve
+
+    return serve(args)
+
+
+def _export_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", required=True, help="JSONL file to write (one episode per line)")
+    parser.add_argument("--db", default=None, help="episode database (default $DCOPS_DB or the user data dir)")
+    parser.add_argument("--task", default=None, help="only episodes of this task")
+    parser.add_argument("--status", default=None, choices=["running", "done", "abandoned", "interrupted"],
+                        help="only episodes with this status (default: all)")
+
+
+def _export_run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from dcops.server.store import EpisodeStore, default_db_path, export_jsonl
+
+    path = Path(args.db).expanduser() if args.db else default_db_path()
+    if not path.exists():
+        raise SystemExit(f"--db: no episode database at {path}")
+    store = EpisodeStore(path)
+    try:
+        n = export_jsonl(store, args.out, task=args.task, status=args.status)
+    finally:
+        store.close()
+    print(f"wrote {n} episode(s) from {path} to {args.out}")
+    return 0
+
+
+COMMANDS = [
+    Command("serve", "Serve every task over OpenEnv HTTP/WebSocket with the web console (default 0.0.0.0:8000)",
+            add_serve_arguments, _serve_run),
+    Command("export", "Write the served episodes (episode store) to JSONL for training", _export_arguments,
+            _export_run),
+]

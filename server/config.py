@@ -1,0 +1,89 @@
+"""Server configuration: one dataclass, read from environment variables by :meth:`ServerConfig.from_env`.
+
+Why environment variables: the same app object is started by ``dcops serve``, by ``uvicorn
+dcops.server.app:app`` and by OpenEnv tooling, and only the environment reaches all three.
+
+==========================  ===========================================  =====================
+variable                    meaning                                      default
+==========================  ===========================================  =====================
+``DCOPS_MAX_SESSIONS``      concurrent sessions (HTTP + WebSocket)       64
+``DCOPS_SESSION_IDLE_S``    an idle session is closed after this (s)     900
+``DCOPS_DB``                episode database file; ``off`` disables it   user data directory
+``DCOPS_DB_SYNC``           SQLite ``synchronous``: NORMAL or FULL       NORMAL
+``DCOPS_STORE_OBS``         store whole observations (1) or digests (0)  1
+``DCOPS_MAX_BODY_BYTES``    largest request body or WebSocket frame      1048576
+``DCOPS_DEFAULT_TASK``      task of a reset that names none              cluster/operations
+==========================  ===========================================  =====================
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dcops.server.store import default_db_path
+
+DEFAULT_TASK = "cluster/operations"
+
+
+def _env_int(name: str, default: int, minimum: int) -> int:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def _env_float(name: str, default: float, minimum: float) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from None
+    if not value >= minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """Everything the app factory needs.
+
+    :param max_sessions: most concurrent sessions; one more gets ``CAPACITY_REACHED`` (HTTP 503 or an error frame).
+    :param session_idle_s: seconds without a request after which a session is closed and its episode abandoned.
+    :param db_path: episode database, or ``None`` to serve without storing (benchmarks, throwaway servers).
+    :param db_sync: SQLite ``synchronous`` pragma (see :mod:`dcops.server.store`).
+    :param store_observations: store whole observations as well as their digests.
+    :param max_body_bytes: largest accepted request body / WebSocket frame (larger → 413 / error frame).
+    :param default_task: the task of a reset that does not name one.
+    """
+
+    max_sessions: int = 64
+    session_idle_s: float = 900.0
+    db_path: Path | None = field(default_factory=default_db_path)
+    db_sync: str = "NORMAL"
+    store_observations: bool = True
+    max_body_bytes: int = 1 << 20
+    default_task: str = DEFAULT_TASK
+
+    @classmethod
+    def from_env(cls) -> ServerConfig:
+        db = os.environ.get("DCOPS_DB", "")
+        db_path = None if db.lower() in ("off", "none", "0") else default_db_path()
+        return cls(
+            max_sessions=_env_int("DCOPS_MAX_SESSIONS", 64, 1),
+            session_idle_s=_env_float("DCOPS_SESSION_IDLE_S", 900.0, 0.001),
+            db_path=db_path,
+            db_sync=os.environ.get("DCOPS_DB_SYNC", "NORMAL") or "NORMAL",
+            store_observations=os.environ.get("DCOPS_STORE_OBS", "1") != "0",
+            max_body_bytes=_env_int("DCOPS_MAX_BODY_BYTES", 1 << 20, 1024),
+            default_task=os.environ.get("DCOPS_DEFAULT_TASK", DEFAULT_TASK) or DEFAULT_TASK,
+        )

@@ -1,0 +1,254 @@
+"""Sessions: one environment per client, addressed by an unguessable id, bounded in number and idle time.
+
+Why a session layer of our own: the upstream OpenEnv reference server forgets the environment between plain
+HTTP requests (its ``/step`` cannot continue an episode). Here a reset creates a session whose id comes back in
+the ``X-Session-Id`` header and the ``session_id`` field; ``/step`` and ``/state`` take it back (header or
+``?session_id=``), so ``curl`` users play whole episodes. A WebSocket connection is a session too (its lifetime
+is the connection), so both transports share the one limit.
+
+A :class:`Session` is used under its ``lock`` (an ``asyncio.Lock``): FastAPI runs handlers concurrently, and
+two requests on one session must not interleave inside an environment step. Sessions never share an
+environment, so trajectories are isolated. Every reset and step is written to the episode store (if any)
+*before* the reply is built: a reply the client saw is a step on disk.
+
+Errors a client can cause raise :class:`ApiError`, which carries both its HTTP status and its WebSocket code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from dcops.server.adapters import ActionError, Episode, adapter_for
+from dcops.server.store import EpisodeStore
+
+
+class ApiError(Exception):
+    """A client-caused error: HTTP ``status``, WebSocket/JSON ``code``, message and (optional) field."""
+
+    def __init__(self, status: int, code: str, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field = field
+
+    @classmethod
+    def from_action_error(cls, exc: ActionError) -> ApiError:
+        return cls(422, "VALIDATION_ERROR", str(exc), exc.field)
+
+    def body(self) -> dict[str, Any]:
+        body: dict[str, Any] = {"detail": self.message, "code": self.code, "message": self.message}
+        if self.field is not None:
+            body["field"] = self.field
+            body["detail"] = [{"loc": ["body", *self.field.split(".")], "msg": self.message, "type": "value_error"}]
+        return body
+
+
+class Session:
+    """One client's environment and current episode (see the module docstring)."""
+
+    def __init__(self, session_id: str, transport: str, store: EpisodeStore | None, default_task: str,
+                 clock: Callable[[], float]) -> None:
+        self.id = session_id
+        self.transport = transport
+        self.store = store
+        self.default_task = default_task
+        self._clock = clock
+        self.last_used = clock()
+        self.lock = asyncio.Lock()
+        self.episode: Episode | None = None
+        self.episode_id: str | None = None
+        self.uid: str | None = None
+        self.closed = False
+
+    def touch(self) -> None:
+        self.last_used = self._clock()
+
+    # ------------------------------------------------------------------------------------------ operations
+    def reset(self, task: str | None = None, seed: int | None = None, episode_id: str | None = None,
+              options: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Start a new episode (of ``task``, or the current/default one) and return the reset reply."""
+        self.touch()
+        task = task or (self.episode.task if self.episode is not None else self.default_task)
+        try:
+            adapter = adapter_for(task)
+            options = adapter.parse_options(options or {})
+        except ActionError as exc:
+            raise ApiError.from_action_error(exc) from None
+        if seed is None:
+            seed = secrets.randbelow(2**31)  # every stored episode can be replayed
+        previous = self.episode
+        if previous is not None and previous.task == task and previous.options == options:
+            episode = Episode(task, adapter, previous.env, options)  # same configuration: reuse the environment
+        else:
+            try:
+                env = adapter.make_env(task, options)
+            except (TypeError, ValueError) as exc:
+                raise ApiError(422, "VALIDATION_ERROR", f"options: {exc}", "options") from None
+            episode = Episode(task, adapter, env, options)
+        self._abandon_current()
+        episode.seed = seed
+        try:
+            adapter.reset(episode, seed)
+        except (TypeError, ValueError) as exc:
+            raise ApiError(422, "VALIDATION_ERROR", f"options: {exc}", "options") from None
+        self.episode = episode
+        self.uid = uuid.uuid4().hex
+        self.episode_id = episode_id or self.uid
+        info = adapter.public_info(episode.info)
+        if self.store is not None:
+            config = {"task": task, "options": options, "seed": seed}
+            self.store.start_episode(self.uid, self.episode_id, self.id, self.transport, task, seed, config,
+                                     episode.observation, info)
+        return self._reply(None, info, extra={"seed": seed, "baseline": adapter.baseline_name})
+
+    def step(self, action: Any) -> dict[str, Any]:
+        """Play one action of the current episode and return the step reply."""
+        self.touch()
+        episode = self._require_episode()
+        if episode.done:
+            raise ApiError(409, "EPISODE_OVER", "the episode is over: POST /reset to start another")
+        if not isinstance(action, dict):
+            raise ApiError(422, "VALIDATION_ERROR", "action: must be a JSON object", "action")
+        try:
+            env_action, canonical = episode.adapter.parse_action(episode, action)
+        except ActionError as exc:
+            raise ApiError.from_action_error(exc) from None
+        try:
+            obs, reward, terminated, truncated, info = episode.adapter.play(episode, env_action)
+        except ValueError as exc:  # the environment's own validation names the field
+            raise ApiError(422, "VALIDATION_ERROR", f"action: {exc}", "action") from None
+        episode.step_count += 1
+        episode.raw_observation, episode.info = obs, info
+        episode.done = bool(terminated or truncated)
+        episode.last_reward = float(reward)
+        episode.total_reward += float(reward)
+        episode.observation = episode.adapter.observe(episode, obs, info)
+        public = episode.adapter.public_info(info)
+        if self.store is not None:
+            self.store.record_step(self.uid, episode.step_count, canonical, episode.observation, float(reward),
+                                   episode.done, public)
+        return self._reply(float(reward), public, extra={"action": canonical, "truncated": bool(truncated)})
+
+    def state(self) -> dict[str, Any]:
+        """The ``/state`` reply: ids, task, seed, counters and the current observation."""
+        self.touch()
+        episode = self.episode
+        if episode is None:
+            return {"session_id": self.id, "step_count": 0, "done": False, "total_reward": 0.0}
+        return {
+            "session_id": self.id, "episode_id": self.episode_id, "task": episode.task, "seed": episode.seed,
+            "step_count": episode.step_count, "done": episode.done, "total_reward": episode.total_reward,
+            "last_reward": episode.last_reward, "observation": episode.observation, "options": episode.options,
+        }
+
+    def suggest(self) -> dict[str, Any]:
+        """What the task's reference policy would play now."""
+        self.touch()
+        episode = self._require_episode()
+        if episode.done:
+            raise ApiError(409, "EPISODE_OVER", "the episode is over: POST /reset to start another")
+        return {"policy": episode.adapter.baseline_name, "action": episode.adapter.suggest(episode)}
+
+    def close(self) -> None:
+        """Release the environment; a running episode is marked abandoned in the store."""
+        if self.closed:
+            return
+        self.closed = True
+        self._abandon_current()
+        if self.episode is not None:
+            self.episode.env.close()
+            self.episode = None
+
+    # ------------------------------------------------------------------------------------------ helpers
+    def _require_episode(self) -> Episode:
+        if self.episode is None:
+            raise ApiError(409, "NOT_RESET", "no episode yet: reset first")
+        return self.episode
+
+    def _abandon_current(self) -> None:
+        if self.store is not None and self.uid is not None and self.episode is not None and not self.episode.done:
+            self.store.abandon(self.uid)
+
+    def _reply(self, reward: float | None, info: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+        episode = self.episode
+        assert episode is not None
+        metadata = {
+            "session_id": self.id, "episode_id": self.episode_id, "task": episode.task, "step": episode.step_count,
+            "total_reward": episode.total_reward, "info": info, **extra,
+        }
+        return {"observation": episode.observation, "reward": reward, "done": episode.done, "metadata": metadata,
+                "session_id": self.id}
+
+
+class SessionManager:
+    """Creates, finds, expires and closes sessions; never more than ``max_sessions`` at once.
+
+    :param clock: seconds, monotonic (injectable so that expiry can be tested without waiting).
+    """
+
+    def __init__(self, max_sessions: int, idle_timeout_s: float, store: EpisodeStore | None, default_task: str,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.max_sessions = max_sessions
+        self.idle_timeout_s = idle_timeout_s
+        self.store = store
+        self.default_task = default_task
+        self.clock = clock
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def create(self, transport: str) -> Session:
+        """A new session (:class:`ApiError` 503 ``CAPACITY_REACHED`` when full, after expiring idle ones)."""
+        self.reap_idle()
+        with self._lock:
+            if len(self._sessions) >= self.max_sessions:
+                raise ApiError(503, "CAPACITY_REACHED",
+                               f"the server holds its maximum of {self.max_sessions} sessions; retry later")
+            session = Session(secrets.token_urlsafe(18), transport, self.store, self.default_task, self.clock)
+            self._sessions[session.id] = session
+            return session
+
+    def get(self, session_id: str | None, transport: str = "http") -> Session:
+        """The live session ``session_id`` of ``transport`` (:class:`ApiError` 400 if none given, 404 if unknown)."""
+        if not session_id:
+            raise ApiError(400, "NO_SESSION",
+                           "no session id: send the X-Session-Id header (or ?session_id=) that POST /reset returned")
+        session = self._sessions.get(session_id)
+        if session is None or session.closed or session.transport != transport:
+            raise ApiError(404, "SESSION_NOT_FOUND", f"unknown or expired session {session_id[:64]!r}")
+        if self._expired(session):
+            self.close(session_id)
+            raise ApiError(404, "SESSION_NOT_FOUND", f"session {session_id[:64]!r} expired after being idle")
+        return session
+
+    def close(self, session_id: str) -> bool:
+        """Close and forget a session; False if it did not exist."""
+        with self._lock:
+            session = self._sessions.pop(session_id, None)
+        if session is None:
+            return False
+        session.close()
+        return True
+
+    def reap_idle(self) -> list[str]:
+        """Close every HTTP session idle for longer than the timeout (WebSocket sessions end with their socket)."""
+        expired = [s.id for s in list(self._sessions.values()) if s.transport == "http" and self._expired(s)]
+        for session_id in expired:
+            self.close(session_id)
+        return expired
+
+    def close_all(self) -> None:
+        for session_id in list(self._sessions):
+            self.close(session_id)
+
+    def _expired(self, session: Session) -> bool:
+        return self.clock() - session.last_used > self.idle_timeout_s

@@ -1,0 +1,77 @@
+"""The hindsight MILP: an exact optimum on small cases, and never below what a scheduler achieves in budget."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dcops
+from dcops.agents.schedulers import (
+    CarbonAwareScheduler,
+    EarliestDeadlineScheduler,
+    PriorityThresholdScheduler,
+)
+from dcops.cluster.config import ClusterConfig
+from dcops.cluster.cooling import RuleFastPath
+from dcops.cluster.decisions import resolve_structured
+from dcops.cluster.episode import ClusterEpisode
+from dcops.cluster.hindsight import hindsight_bound, job_power_budget
+from dcops.cluster.requests import Priority, Request, RequestTruth, Submission
+from dcops.physics.faults import ChillerTrip
+
+
+def finished_episode(jobs: list[tuple[str, Priority, float, float, int]], n_windows: int = 3) -> ClusterEpisode:
+    ep = ClusterEpisode(ClusterConfig(n_windows=n_windows, faults=()), RuleFastPath())
+    ep.reset(np.random.default_rng(0), np.random.default_rng(0), ["team_0"])
+    ep.submit([Submission(Request(rid, "team_0", "finetune", "", kw, h, 8, "H100", p, d, False, 1.0, 0),
+                          RequestTruth(p, d, False, h)) for rid, p, kw, h, d in jobs])
+    for w in range(n_windows):
+        ids = ep.pending_ids()
+        ep.decide(resolve_structured([{"request_id": i, "decision": "REJECT"} for i in ids], ids, w, n_windows))
+        ep.run_window()
+    return ep
+
+
+def test_when_only_one_of_two_urgent_jobs_fits_the_bound_takes_the_more_valuable():
+    ep = finished_episode([("high", Priority.HIGH, 80.0, 1.0, 0), ("low", Priority.LOW, 80.0, 1.0, 0)])
+    bound = hindsight_bound(ep, budget_kw=np.full(3, 100.0))
+    assert bound.throughput_value == pytest.approx(4 * 80.0)  # HIGH on time; LOW rejected at no cost
+    assert bound.starts == {"high": 0}
+
+
+def test_when_deadlines_allow_the_bound_runs_both_one_after_the_other_and_pays_the_wait():
+    ep = finished_episode([("high", Priority.HIGH, 80.0, 1.0, 1), ("low", Priority.LOW, 80.0, 1.0, 1)])
+    bound = hindsight_bound(ep, budget_kw=np.full(3, 100.0))
+    assert bound.throughput_value == pytest.approx(4 * 80.0 + 0.9 * 80.0)  # the inflexible LOW job waited a window
+    assert bound.starts == {"high": 0, "low": 1}
+
+
+def test_a_job_that_cannot_meet_its_deadline_is_best_rejected_in_the_bound():
+    ep = finished_episode([("late", Priority.CRITICAL, 50.0, 3.0, 0)])  # 3 h cannot finish in a 1.5 h window
+    bound = hindsight_bound(ep, budget_kw=np.full(3, 100.0))
+    assert bound.throughput_value == pytest.approx(-0.5 * 8 * 50.0 * 3.0)
+    assert bound.starts == {}
+
+
+def test_the_physics_budget_is_lower_while_a_chiller_is_down():
+    env = dcops.parallel_env(n_windows=4, faults=(ChillerTrip(start_s=3 * 5400.0),))
+    env.reset(seed=0)
+    while env.agents:
+        env.step({"scheduler": np.ones(env.config.max_slots, dtype=np.int64)})
+    budget = job_power_budget(env.episode)
+    assert budget[3] < budget[0] - 50.0
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_bound_is_at_least_the_value_of_every_baseline_run_that_stays_incident_free(seed):
+    env = dcops.parallel_env(n_windows=4, team_kinds=("cooperative", "cooperative"), faults=())
+    bound = None
+    for scheduler in (PriorityThresholdScheduler(), EarliestDeadlineScheduler(), CarbonAwareScheduler()):
+        _, infos = env.reset(seed=seed)
+        while env.agents:
+            _, _, _, _, infos = env.step({"scheduler": scheduler.decide(infos["scheduler"]["view"])})
+        episode = infos["scheduler"]["episode"]
+        bound = bound or env.hindsight_bound()
+        assert bound.plan_value <= bound.throughput_value + 1e-6
+        if episode["incident_windows"] == 0:
+            assert episode["throughput_value"] <= bound.throughput_value + 1e-6
