@@ -75,6 +75,10 @@ class ClusterConfig:
     :param plant: plant configuration; ``None`` builds :func:`cluster_plant` from the zones.
     :param cooling: ``"rule"`` (tuned rule-based controller), ``"pid"``, or ``"agent"`` (a ``cooling`` agent
         sets the set-points once per window).
+    :param queue_policy: the order in which admitted jobs waiting for a zone are dispatched each window:
+        any policy of ``dcops.cluster.queue.rank`` (``"atc"``, ``"learned"``, ``"wmdd"``, ``"wspt"``, ``"edd"``,
+        ``"fifo"``…) applied to the *stated* fields (duration, priority weight, deadline window end), never the
+        truth. Jobs that do not fit are skipped, so there is no head-of-line blocking.
     :param max_requests_per_team: most requests a team submits in one window.
     :param max_slots: request slots in the scheduler's array observation and action.
     :param max_defer: longest deferral the array action can express, windows.
@@ -102,6 +106,7 @@ class ClusterConfig:
     faults: Any = "random"
     plant: PlantConfig | None = None
     cooling: str = "rule"
+    queue_policy: str = "atc"
     max_requests_per_team: int = 4
     max_slots: int = 48
     max_defer: int = 4
@@ -124,6 +129,12 @@ class ClusterConfig:
                 raise ValueError(f"zone {zone.name}: unknown gpu_type {zone.gpu_type!r}; known: {GPU_TYPE_NAMES}")
         if self.cooling not in ("rule", "pid", "agent"):
             raise ValueError(f"cooling must be 'rule', 'pid' or 'agent', got {self.cooling!r}")
+        from dcops.cluster.queue.rank import resolve_policy
+
+        try:
+            resolve_policy(self.queue_policy)
+        except ValueError as error:
+            raise ValueError(f"queue_policy: {error}") from None
         if not 0.0 <= self.base_load_fraction < 1.0:
             raise ValueError("base_load_fraction must be in [0, 1)")
         if self.max_defer < 1 or self.max_slots < 1 or self.max_requests_per_team < 1:

@@ -5,7 +5,8 @@ One :class:`ClusterEpisode` runs one episode. Per window w (the env, ``dcops.env
 1. :meth:`submit` the teams' requests for w (they join the requests deferred to w);
 2. :meth:`decide` with one decision per pending request (``dcops.cluster.decisions``): rejections are scored,
    accepted jobs join the queue, deferred ones come back in their window;
-3. :meth:`run_window`: queued jobs that fit a zone start at the window's first step; the plant advances
+3. :meth:`run_window`: queued jobs, ordered by the configured queue policy (``dcops.cluster.queue.rank`` on
+   the stated fields; ATC by default), start at the window's first step if they fit a zone; the plant advances
    ``steps_per_window`` physics steps of ``dt_s`` with IT load per zone = base load + the kW of the jobs
    running there (a job stops drawing power at the step its true runtime ends); then completions (audited),
    missed deadlines, carbon, the thermal incident check and the window reward (``dcops.cluster.reward``).
@@ -31,8 +32,9 @@ from dcops.cluster.cooling import PlantController
 from dcops.cluster.decisions import DecisionBatch
 from dcops.cluster.ledger import AuditRecord, Job, Ledger
 from dcops.cluster.power import PowerEstimate, estimate
+from dcops.cluster.queue.rank import rank
 from dcops.cluster.requests import Submission
-from dcops.cluster.reward import SOFT_INLET_C, WindowScore
+from dcops.cluster.reward import PRIORITY_WEIGHT, SOFT_INLET_C, WindowScore
 from dcops.physics.carbon import TypicalDayCarbon
 from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
 from dcops.physics.faults import build_timeline, random_faults
@@ -98,6 +100,26 @@ class ClusterEpisode:
         self._tel_low, self._tel_high = telemetry_bounds(self.plant.n_zones)
         self._base_row = np.asarray(config.base_kw_per_zone, dtype=np.float64)
         self._sensor_model = SensorModel()
+
+    def _order_queue(self, window: int) -> None:
+        """Order the admitted jobs waiting for a zone with the configured queue policy (stated fields only)."""
+        queue = self.ledger.queue
+        if len(queue) < 2 or self.config.queue_policy == "fifo":
+            return
+        window_s = self.config.steps_per_window * self.dt_s
+        tasks = []
+        for request_id in queue:
+            job = self.ledger.jobs[request_id]
+            request = job.request
+            tasks.append({
+                "request_id": request_id,
+                "processing_s": max(request.duration_h * 3600.0, 1.0),
+                "weight": PRIORITY_WEIGHT[request.priority],
+                "due_s": (request.deadline_window + 1) * window_s,
+                "arrival_s": min(job.accepted_window, window) * window_s,
+            })
+        ranked = rank(tasks, self.config.queue_policy, now_s=window * window_s)
+        self.ledger.queue = [task["request_id"] for task in ranked]
 
     # ------------------------------------------------------------------ reset
     def reset(self, rng: np.random.Generator, fault_rng: np.random.Generator, team_ids: list[str]) -> None:
@@ -240,6 +262,7 @@ class ClusterEpisode:
         w, s = self.window, config.steps_per_window
         first = w * s
         score = self._score
+        self._order_queue(w)
         started = self.ledger.place_queued(self.pool, w, first)
 
         # IT load per step and zone: base + running jobs until their last step.
