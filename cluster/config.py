@@ -75,10 +75,11 @@ class ClusterConfig:
     :param plant: plant configuration; ``None`` builds :func:`cluster_plant` from the zones.
     :param cooling: ``"rule"`` (tuned rule-based controller), ``"pid"``, or ``"agent"`` (a ``cooling`` agent
         sets the set-points once per window).
-    :param queue_policy: the order in which admitted jobs waiting for a zone are dispatched each window:
-        any policy of ``dcops.cluster.queue.rank`` (``"atc"``, ``"learned"``, ``"wmdd"``, ``"wspt"``, ``"edd"``,
-        ``"fifo"``…) applied to the *stated* fields (duration, priority weight, deadline window end), never the
-        truth. Jobs that do not fit are skipped, so there is no head-of-line blocking.
+    :param queue_policy: the order in which admitted jobs waiting for a zone are dispatched each window: the
+        priority of any policy of ``dcops.cluster.queue.rank`` (``"atc"``, ``"learned"``, ``"wmdd"``,
+        ``"wspt"``, ``"edd"``, ``"fifo"``…) at the window's start, computed from the *stated* fields (duration,
+        priority weight, deadline window end), never the truth. Jobs that do not fit are skipped, so there is
+        no head-of-line blocking.
     :param max_requests_per_team: most requests a team submits in one window.
     :param max_slots: request slots in the scheduler's array observation and action.
     :param max_defer: longest deferral the array action can express, windows.

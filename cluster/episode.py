@@ -5,8 +5,9 @@ One :class:`ClusterEpisode` runs one episode. Per window w (the env, ``dcops.env
 1. :meth:`submit` the teams' requests for w (they join the requests deferred to w);
 2. :meth:`decide` with one decision per pending request (``dcops.cluster.decisions``): rejections are scored,
    accepted jobs join the queue, deferred ones come back in their window;
-3. :meth:`run_window`: queued jobs, ordered by the configured queue policy (``dcops.cluster.queue.rank`` on
-   the stated fields; ATC by default), start at the window's first step if they fit a zone; the plant advances
+3. :meth:`run_window`: queued jobs, ordered by the configured queue policy's priority at the window's start
+   (``dcops.cluster.queue.rank.dispatch_priority`` on the stated fields; ATC by default), start at the
+   window's first step if they fit a zone; the plant advances
    ``steps_per_window`` physics steps of ``dt_s`` with IT load per zone = base load + the kW of the jobs
    running there (a job stops drawing power at the step its true runtime ends); then completions (audited),
    missed deadlines, carbon, the thermal incident check and the window reward (``dcops.cluster.reward``).
@@ -32,7 +33,7 @@ from dcops.cluster.cooling import PlantController
 from dcops.cluster.decisions import DecisionBatch
 from dcops.cluster.ledger import AuditRecord, Job, Ledger
 from dcops.cluster.power import PowerEstimate, estimate
-from dcops.cluster.queue.rank import rank
+from dcops.cluster.queue.rank import dispatch_priority
 from dcops.cluster.requests import Submission
 from dcops.cluster.reward import PRIORITY_WEIGHT, SOFT_INLET_C, WindowScore
 from dcops.physics.carbon import TypicalDayCarbon
@@ -118,7 +119,7 @@ class ClusterEpisode:
                 "due_s": (request.deadline_window + 1) * window_s,
                 "arrival_s": min(job.accepted_window, window) * window_s,
             })
-        ranked = rank(tasks, self.config.queue_policy, now_s=window * window_s)
+        ranked = dispatch_priority(tasks, self.config.queue_policy, now_s=window * window_s)
         self.ledger.queue = [task["request_id"] for task in ranked]
 
     # ------------------------------------------------------------------ reset

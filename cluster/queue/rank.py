@@ -27,7 +27,7 @@ import numpy as np
 from dcops.cluster.queue.heuristics import RULES, make_rule
 from dcops.cluster.queue.jobs import Instance
 from dcops.cluster.queue.scoring_policy import DEFAULT_WEIGHTS, ScoringPolicy
-from dcops.cluster.queue.simulator import Policy, simulate
+from dcops.cluster.queue.simulator import Policy, QueueState, simulate
 
 T = TypeVar("T")
 LEARNED_NAMES = ("learned", "ppo")
@@ -121,3 +121,34 @@ def rank(
     )
     schedule = simulate(instance, chosen, start_s=now)
     return [tasks[int(order[j])] for j in schedule.order]
+
+
+def dispatch_priority(tasks: Sequence[T], policy: str | Policy = "atc", now_s: float = 0.0) -> list[T]:
+    """Return ``tasks`` by the policy's priority at one instant, highest first (ties: arrival, then input order).
+
+    Where :func:`rank` sequences jobs on machines (the policy is re-evaluated at each dispatch), this scores
+    every waiting job once, at ``now_s``, as a dispatcher does when several jobs may start at the same moment
+    on parallel resources (the cluster environment's zones). Same task fields and validation as :func:`rank`;
+    a job that has not arrived by ``now_s`` is rejected.
+    """
+    chosen = resolve_policy(policy)
+    if len(tasks) == 0:
+        return []
+    processing = np.array([_field(t, "processing_s", i) for i, t in enumerate(tasks)])
+    weight = np.array([_field(t, "weight", i) for i, t in enumerate(tasks)])
+    due = np.array([_field(t, "due_s", i) for i, t in enumerate(tasks)])
+    arrival = np.array([_field(t, "arrival_s", i, 0.0) for i, t in enumerate(tasks)])
+    for name, values in (("processing_s", processing), ("weight", weight)):
+        bad = np.flatnonzero(values <= 0)
+        if len(bad):
+            raise ValueError(f"task {bad[0]}: {name!r} must be > 0, got {values[bad[0]]!r}")
+    late = np.flatnonzero(arrival > now_s)
+    if len(late):
+        raise ValueError(f"task {late[0]}: 'arrival_s' {arrival[late[0]]} is after now_s {now_s}")
+    state = QueueState(
+        now_s=float(now_s), processing_s=processing, weight=weight, due_s=due, arrival_s=arrival,
+        job_index=np.arange(len(tasks)), busy_remaining_s=np.zeros(0),
+    )
+    scores = np.asarray(chosen.scores(state), dtype=np.float64)
+    order = np.lexsort((np.arange(len(tasks)), arrival, -scores))  # score desc, then arrival, then input
+    return [tasks[int(i)] for i in order]

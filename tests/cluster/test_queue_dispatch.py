@@ -6,7 +6,7 @@ import pytest
 
 import dcops
 from dcops.cluster.config import ClusterConfig
-from dcops.cluster.queue.rank import rank
+from dcops.cluster.queue.rank import dispatch_priority
 from dcops.cluster.reward import PRIORITY_WEIGHT
 
 
@@ -28,7 +28,7 @@ def test_queue_is_ordered_by_the_policy_on_stated_fields(policy):
     episode._order_queue(0)
     window_s = episode.config.steps_per_window * episode.dt_s
     jobs = [episode.ledger.jobs[i].request for i in pending]
-    expected = rank(
+    expected = dispatch_priority(
         [{"id": r.request_id, "processing_s": r.duration_h * 3600.0, "weight": PRIORITY_WEIGHT[r.priority],
           "due_s": (r.deadline_window + 1) * window_s, "arrival_s": 0.0} for r in jobs],
         policy, now_s=0.0,

@@ -106,3 +106,18 @@ def test_import_and_learned_rank_never_import_torch():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_dispatch_priority_sorts_by_the_rule_index_at_one_instant():
+    from dcops.cluster.queue.rank import dispatch_priority
+
+    tasks = [
+        {"id": "a", "processing_s": 10.0, "weight": 1.0, "due_s": 100.0},
+        {"id": "b", "processing_s": 10.0, "weight": 4.0, "due_s": 300.0},
+        {"id": "c", "processing_s": 40.0, "weight": 4.0, "due_s": 50.0},
+    ]
+    assert [t["id"] for t in dispatch_priority(tasks, "wspt")] == ["b", "a", "c"]  # w/p 0.4, 0.1, 0.1: tie by input
+    assert [t["id"] for t in dispatch_priority(tasks, "edd")] == ["c", "a", "b"]
+    assert dispatch_priority([], "atc") == []
+    with pytest.raises(ValueError, match="weight"):
+        dispatch_priority([{"processing_s": 1.0, "weight": 0.0, "due_s": 1.0}], "atc")
