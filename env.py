@@ -134,6 +134,10 @@ class DatacenterOpsEnv(ParallelEnv):
             self.controller: Any = RuleFastPath(zone_weights=context.zone_weights, **asdict(rule))
         elif cfg.cooling == "pid":
             self.controller = TelemetryController(PIDController(), context)
+        elif cfg.cooling == "ppo":
+            from dcops.agents.cooling.ppo import PPOController
+
+            self.controller = TelemetryController(PPOController(), context)
         else:
             self.controller = HeldSetpoints()
         self.episode = ClusterEpisode(cfg, self.controller)

@@ -73,8 +73,9 @@ class ClusterConfig:
     :param start: local start time of the episode.
     :param faults: ``"random"`` (see module docstring), ``()`` or a tuple of physics faults.
     :param plant: plant configuration; ``None`` builds :func:`cluster_plant` from the zones.
-    :param cooling: ``"rule"`` (tuned rule-based controller), ``"pid"``, or ``"agent"`` (a ``cooling`` agent
-        sets the set-points once per window).
+    :param cooling: ``"rule"`` (tuned rule-based controller, the default), ``"pid"``, ``"ppo"`` (the shipped PPO
+        cooling controller, numpy forward pass; trained on other plants, so not the default yet), or ``"agent"``
+        (a ``cooling`` agent sets the set-points once per window).
     :param queue_policy: the order in which admitted jobs waiting for a zone are dispatched each window: the
         priority of any policy of ``dcops.cluster.queue.rank`` (``"atc"``, ``"learned"``, ``"wmdd"``,
         ``"wspt"``, ``"edd"``, ``"fifo"``…) at the window's start, computed from the *stated* fields (duration,
@@ -128,8 +129,8 @@ class ClusterConfig:
         for zone in self.zones:
             if zone.gpu_type not in GPU_TYPE_NAMES:
                 raise ValueError(f"zone {zone.name}: unknown gpu_type {zone.gpu_type!r}; known: {GPU_TYPE_NAMES}")
-        if self.cooling not in ("rule", "pid", "agent"):
-            raise ValueError(f"cooling must be 'rule', 'pid' or 'agent', got {self.cooling!r}")
+        if self.cooling not in ("rule", "pid", "ppo", "agent"):
+            raise ValueError(f"cooling must be 'rule', 'pid', 'ppo' or 'agent', got {self.cooling!r}")
         from dcops.cluster.queue.rank import resolve_policy
 
         try:

@@ -236,3 +236,13 @@ def test_the_text_view_for_language_agents_lists_every_pending_request_and_no_pr
     text = view_to_text(view)
     assert all(r["request_id"] in text for r in view["pending"])
     assert "true_" not in text and "Window 0" in text
+
+
+def test_ppo_cooling_controller_runs_the_cluster_plant():
+    env = dcops.parallel_env(cooling="ppo", faults=())
+    env.reset(seed=3)
+    while env.agents:
+        _, rewards, _, _, infos = env.step({"scheduler": []})
+    summary = infos["scheduler"]["episode"]
+    assert np.isfinite(summary["score"])
+    assert env.controller.name == "ppo"

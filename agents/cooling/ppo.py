@@ -1,0 +1,334 @@
+"""The pretrained PPO cooling controller, run as a plain numpy forward pass (no torch at run time).
+
+The policy was trained with stable-baselines3 PPO (``dcops train-cooling``, :mod:`dcops.training.cooling_ppo`)
+and exported to ``weights/ppo_cooling.npz`` (arrays only, read with ``np.load(allow_pickle=False)``) plus
+``weights/ppo_cooling.json`` (training config, seed, timesteps, versions). The runtime needs only those two
+files and numpy; the SB3 ``ppo_cooling.zip`` next to them is for audit and resuming training.
+
+**Architecture** (why: PPO learns *when* to choose which set-points from weather, load, loop state and faults;
+the fast, local work of holding each zone's inlets is done by a fixed layer, as CRAH units' own controls do it
+under a supervisory optimiser in real halls):
+
+1. :class:`FeatureBuilder` reduces the *reported* telemetry (``dcops.physics.interface``) over zones: the 25 features
+   of :data:`FEATURE_NAMES`, in order: inlet max / mean / min, return-air max / mean, supply-air mean (°C);
+   IT load max / mean, fan speed mean (fractions); reported chilled-water supply (°C), fraction of chiller units
+   available, economiser fraction of the last step; outdoor dry-bulb and wet-bulb (°C), sin / cos of the local
+   hour, cooling power over design IT power; the change since the previous step of the max inlet, the
+   chilled-water supply and the mean load (0 at the first step); the largest inlet-minus-supply gap (K); the
+   largest zone airflow trim (below); the policy's previous action (3 values, 0 at the first step).
+2. :class:`NumpyPolicy`: ``x = clip((f − mean) / sqrt(var + 1e-8), −10, 10)`` with the running statistics of SB3's
+   ``VecNormalize`` frozen at export, then the actor's tanh MLP and linear head; the action is the Gaussian's
+   mean clipped to [-1, 1] (SB3's ``predict(deterministic=True)``).
+3. :class:`SupervisoryLayer` maps the three actions to the plant's set-point vector: a supply-air set-point for
+   every zone (15–27 °C); an inlet target (20–28 °C) turned into each zone's airflow by the nameplate
+   recirculation model (:class:`SupervisoryActionMap`), times ``1 + trim`` where each zone's trim integrates its
+   own reported inlet's excess over the target (:class:`ZoneAirflowTrim`; it only ever adds air, so a sensor
+   reading low cannot starve a zone); chilled water a margin (0–10 K) below the warmest that lets the coils
+   reach the supply set-point (5–18 °C); the waterside economiser always enabled (it only displaces chiller
+   work).
+
+Because every feature is a reduction over zones and every set-point is applied per zone through the zone's
+design load and own sensor, the same weights run 1 to N zones. The policy was trained on plants of 1–6 zones of
+the ``PlantConfig.default`` family (150–350 kW per zone, two chillers of 60 % or three of 45 % of design
+cooling) at 5-minute control steps (the cluster environment's 2 × 50 % plant runs it too, see the tests); a
+context with another control interval raises ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dcops.agents.cooling.base import ControllerContext
+from dcops.physics.interface import CHW_SETPOINT_RANGE_C, FAN_SPEED_RANGE, Telemetry, encode_setpoints
+
+FEATURE_NAMES: tuple[str, ...] = (
+    "inlet_max_c", "inlet_mean_c", "inlet_min_c", "return_max_c", "return_mean_c", "supply_mean_c",
+    "load_max", "load_mean", "fan_speed_mean",
+    "chw_supply_c", "chillers_available", "economiser_fraction",
+    "dry_bulb_c", "wet_bulb_c", "hour_sin", "hour_cos", "cooling_over_design_it",
+    "inlet_max_change_k", "chw_supply_change_k", "load_mean_change", "inlet_minus_supply_max_k",
+    "airflow_trim_max", "previous_supply_action", "previous_inlet_target_action", "previous_chw_margin_action",
+)
+N_FEATURES = len(FEATURE_NAMES)
+ACTION_NAMES: tuple[str, ...] = ("supply_c", "inlet_target_c", "chw_margin_k")
+N_ACTIONS = len(ACTION_NAMES)
+TRAINED_DT_S = 300.0
+"""Control interval the policy was trained at, s (its rate features are per step)."""
+
+WEIGHTS_PACKAGE = "dcops.agents.cooling"
+WEIGHTS_NPZ = "weights/ppo_cooling.npz"
+WEIGHTS_JSON = "weights/ppo_cooling.json"
+
+
+@dataclass(frozen=True)
+class SupervisoryActionMap:
+    """Affine maps from the policy's actions in [-1, 1] to supervisory set-points, and from those to the plant's
+    set-point vector (ranges in °C).
+
+    The airflow follows from the inlet target through the recirculation model the operator knows from the
+    nameplate (``dcops.physics.zones``): with supply air at ``T_sa`` and the servers' air temperature rise ``ΔT``,
+    a zone supplied ``margin`` × its servers' airflow (margin < 1) recirculates ``1 − margin`` of its intake and
+    settles at an inlet of ``T_sa + ΔT·(1 − margin)/margin``, so ``margin = ΔT / (ΔT + (T_target − T_sa))``.
+    ``T_sa`` is the supply-air set-point, or the reported chilled water plus the coil approach when the coil
+    cannot reach it. Targets below ``T_sa`` ask for more than the servers' airflow (up to 1.5 ×, at 4 K below).
+    This is the open-loop part; :class:`ZoneAirflowTrim` closes the loop per zone.
+    """
+
+    supply_range_c: tuple[float, float] = (15.0, 27.0)
+    inlet_target_range_c: tuple[float, float] = (20.0, 28.0)
+    chw_margin_range_k: tuple[float, float] = (0.0, 10.0)
+    margin_range: tuple[float, float] = (0.3, 1.5)
+
+    @staticmethod
+    def _scale(a: float, bounds: tuple[float, float]) -> float:
+        low, high = bounds
+        return low + (min(max(float(a), -1.0), 1.0) + 1.0) * 0.5 * (high - low)
+
+    @staticmethod
+    def _unscale(value: float, bounds: tuple[float, float]) -> float:
+        low, high = bounds
+        return 2.0 * (value - low) / (high - low) - 1.0
+
+    def physical(self, action: NDArray[np.floating]) -> tuple[float, float, float]:
+        """(supply-air set-point °C, inlet target °C, chilled-water margin K) of a normalised action."""
+        return (self._scale(action[0], self.supply_range_c), self._scale(action[1], self.inlet_target_range_c),
+                self._scale(action[2], self.chw_margin_range_k))
+
+    def normalised(self, supply_c: float, inlet_target_c: float, chw_margin_k: float) -> NDArray[np.float64]:
+        """The normalised action of physical set-points (the inverse of :meth:`physical` inside the ranges)."""
+        return np.array([self._unscale(supply_c, self.supply_range_c),
+                         self._unscale(inlet_target_c, self.inlet_target_range_c),
+                         self._unscale(chw_margin_k, self.chw_margin_range_k)])
+
+    def chw_setpoint_c(self, supply_c: float, chw_margin_k: float, context: ControllerContext) -> float:
+        """Chilled water ``chw_margin_k`` below the warmest that still lets the coil reach ``supply_c``, in 5–18 °C."""
+        return min(max(supply_c - context.coil_approach_k - chw_margin_k, CHW_SETPOINT_RANGE_C[0]),
+                   CHW_SETPOINT_RANGE_C[1])
+
+    def airflow_margin(self, supply_c: float, inlet_target_c: float, telemetry: Telemetry,
+                       context: ControllerContext) -> float:
+        """Airflow as a multiple of the servers' draw that puts the inlets at ``inlet_target_c`` (class doc)."""
+        supply_air_c = max(supply_c, telemetry.chw_supply_c + context.coil_approach_k)
+        rise_k = context.server_delta_t_k
+        # The gap may go negative down to where the margin reaches its maximum (−4 K for 12 K and 1.5 ×).
+        gap_k = max(inlet_target_c - supply_air_c, rise_k / self.margin_range[1] - rise_k)
+        margin = rise_k / (rise_k + gap_k)
+        return min(max(margin, self.margin_range[0]), self.margin_range[1])
+
+
+
+@dataclass
+class ZoneAirflowTrim:
+    """Each zone's airflow multiplier ``1 + trim``: the trim integrates the zone's reported inlet excess over the
+    target, ``trim ← clip(trim + gain · (T_inlet − T_target − deadband), 0, max_trim)`` once per control step.
+
+    Why: the open-loop airflow is right for a healthy zone; a zone that loses CRAH fan units, or runs hotter than
+    its nameplate, shows it in its own inlet within a step, and only that zone should get more air. Floored at
+    zero, so a sensor that reads low can never take air away (one that reads high over-cools, the safe side).
+    The loop gain, about 0.05 /K × 0.7 × 24 K per unit margin ≈ 0.8 per step at the usual operating point, is
+    below 1: no oscillation.
+
+    :param gain_per_k: trim added per K of excess per control step.
+    :param deadband_k: excess ignored (sensor noise is ≈0.15 K).
+    :param max_trim: largest trim (airflow up to ``1 + max_trim`` times the open-loop value, fans ≤ 100 %).
+    """
+
+    gain_per_k: float = 0.05
+    deadband_k: float = 0.25
+    max_trim: float = 1.5
+
+    def reset(self, n_zones: int) -> None:
+        self.trim = np.zeros(n_zones)
+
+    def update(self, inlet_reported_c: NDArray[np.float64], target_c: float) -> NDArray[np.float64]:
+        excess = inlet_reported_c - target_c - self.deadband_k
+        self.trim = np.minimum(np.maximum(self.trim + self.gain_per_k * excess, 0.0), self.max_trim)
+        return self.trim
+
+
+class SupervisoryLayer:
+    """Normalised actions to the plant set-point vector, with the zones' airflow trims (module doc, step 3)."""
+
+    def __init__(self, action_map: SupervisoryActionMap | None = None, trim: ZoneAirflowTrim | None = None) -> None:
+        self.action_map = action_map or SupervisoryActionMap()
+        self.trim = trim or ZoneAirflowTrim()
+
+    def reset(self, context: ControllerContext) -> None:
+        self.context = context
+        self.trim.reset(context.n_zones)
+
+    @property
+    def trim_max(self) -> float:
+        return float(self.trim.trim.max())
+
+    def setpoints(self, action: NDArray[np.floating], telemetry: Telemetry) -> NDArray[np.float32]:
+        """The plant set-point vector (``dcops.physics.interface`` layout) for a normalised action."""
+        context = self.context
+        supply_c, inlet_target_c, chw_margin_k = self.action_map.physical(action)
+        chw_c = self.action_map.chw_setpoint_c(supply_c, chw_margin_k, context)
+        margin = self.action_map.airflow_margin(supply_c, inlet_target_c, telemetry, context)
+        trim = self.trim.update(telemetry.inlet_c, inlet_target_c)
+        fans = context.matched_fan_speed(telemetry.load_fraction, margin * (1.0 + trim))
+        fans = np.minimum(np.maximum(fans, FAN_SPEED_RANGE[0]), FAN_SPEED_RANGE[1])
+        return encode_setpoints(fans, np.full(context.n_zones, supply_c), chw_c, economiser_on=True)
+
+
+class FeatureBuilder:
+    """Turns a telemetry vector (and the previous action) into the policy's feature vector (module doc).
+
+    Stateful: it remembers the previous step's max inlet, chilled-water supply and mean load; call
+    :meth:`reset` at the start of each episode.
+    """
+
+    def __init__(self) -> None:
+        self._previous: tuple[float, float, float] | None = None
+
+    def reset(self) -> None:
+        self._previous = None
+
+    def __call__(self, telemetry: Telemetry, previous_action: NDArray[np.floating], airflow_trim_max: float = 0.0
+                 ) -> NDArray[np.float64]:
+        t = telemetry
+        n = t.inlet_c.size
+        inlet_max = float(t.inlet_c.max())
+        load_mean = float(t.load_fraction.sum()) / n
+        current = (inlet_max, t.chw_supply_c, load_mean)
+        previous = self._previous if self._previous is not None else current
+        self._previous = current
+        return np.array([
+            inlet_max, float(t.inlet_c.sum()) / n, float(t.inlet_c.min()),
+            float(t.return_c.max()), float(t.return_c.sum()) / n, float(t.supply_c.sum()) / n,
+            float(t.load_fraction.max()), load_mean, float(t.fan_speed.sum()) / n,
+            t.chw_supply_c, t.chillers_available, t.economiser_fraction,
+            t.dry_bulb_c, t.wet_bulb_c, t.hour_sin, t.hour_cos, t.cooling_over_design_it,
+            inlet_max - previous[0], t.chw_supply_c - previous[1], load_mean - previous[2],
+            float((t.inlet_c - t.supply_c).max()), float(airflow_trim_max),
+            *np.asarray(previous_action, dtype=np.float64)[:N_ACTIONS],
+        ])
+
+
+@dataclass(frozen=True)
+class NumpyPolicy:
+    """The exported actor: observation normalisation, a tanh MLP and a linear action head (float64).
+
+    :param obs_mean: running mean of the features (N_FEATURES,).
+    :param obs_var: running variance of the features (N_FEATURES,).
+    :param obs_clip: normalised features are clipped to ±obs_clip.
+    :param weights: hidden-layer matrices, each (inputs, outputs); the action head last.
+    :param biases: matching bias vectors.
+    """
+
+    obs_mean: NDArray[np.float64]
+    obs_var: NDArray[np.float64]
+    obs_clip: float
+    weights: tuple[NDArray[np.float64], ...]
+    biases: tuple[NDArray[np.float64], ...]
+    obs_epsilon: float = 1e-8
+
+    def normalise(self, features: NDArray[np.floating]) -> NDArray[np.float64]:
+        z = (np.asarray(features, dtype=np.float64) - self.obs_mean) / np.sqrt(self.obs_var + self.obs_epsilon)
+        return np.clip(z, -self.obs_clip, self.obs_clip)
+
+    def mean_action(self, normalised: NDArray[np.floating]) -> NDArray[np.float64]:
+        """The Gaussian policy's mean for already normalised observations ((N_FEATURES,) or (B, N_FEATURES))."""
+        h = np.asarray(normalised, dtype=np.float64)
+        for w, b in zip(self.weights[:-1], self.biases[:-1], strict=True):
+            h = np.tanh(h @ w + b)
+        return h @ self.weights[-1] + self.biases[-1]
+
+    def act(self, features: NDArray[np.floating]) -> NDArray[np.float64]:
+        """The deterministic action in [-1, 1] for raw features (as SB3's ``predict(deterministic=True)``)."""
+        return np.clip(self.mean_action(self.normalise(features)), -1.0, 1.0)
+
+    def save(self, path: str | Path) -> None:
+        arrays: dict[str, NDArray[Any]] = {
+            "obs_mean": self.obs_mean, "obs_var": self.obs_var,
+            "obs_clip": np.asarray(self.obs_clip), "obs_epsilon": np.asarray(self.obs_epsilon),
+            "n_layers": np.asarray(len(self.weights)),
+        }
+        for i, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
+            arrays[f"w{i}"] = w
+            arrays[f"b{i}"] = b
+        np.savez_compressed(path, **arrays)
+
+    @classmethod
+    def from_npz(cls, source: Any) -> NumpyPolicy:
+        """Read the arrays (``np.load(allow_pickle=False)``: no code is ever unpickled)."""
+        with np.load(source, allow_pickle=False) as data:
+            n = int(data["n_layers"])
+            policy = cls(
+                obs_mean=data["obs_mean"].astype(np.float64),
+                obs_var=data["obs_var"].astype(np.float64),
+                obs_clip=float(data["obs_clip"]),
+                weights=tuple(data[f"w{i}"].astype(np.float64) for i in range(n)),
+                biases=tuple(data[f"b{i}"].astype(np.float64) for i in range(n)),
+                obs_epsilon=float(data["obs_epsilon"]),
+            )
+        if policy.obs_mean.shape != (N_FEATURES,) or policy.weights[0].shape[0] != N_FEATURES:
+            raise ValueError(f"policy expects {policy.weights[0].shape[0]} features, this runtime builds {N_FEATURES}")
+        if policy.weights[-1].shape[1] != N_ACTIONS:
+            raise ValueError(f"policy has {policy.weights[-1].shape[1]} actions, this runtime maps {N_ACTIONS}")
+        return policy
+
+
+@cache
+def shipped_policy() -> NumpyPolicy:
+    """The committed policy (package data), loaded once."""
+    ref = resources.files(WEIGHTS_PACKAGE).joinpath(WEIGHTS_NPZ)
+    if not ref.is_file():
+        raise FileNotFoundError(f"no shipped PPO cooling weights at {WEIGHTS_PACKAGE}/{WEIGHTS_NPZ}; "
+                                "run `dcops train-cooling` to make them")
+    with ref.open("rb") as handle:
+        return NumpyPolicy.from_npz(handle)
+
+
+def shipped_metadata() -> dict[str, Any]:
+    """Training config, seed, timesteps and versions of the shipped policy (its JSON file)."""
+    ref = resources.files(WEIGHTS_PACKAGE).joinpath(WEIGHTS_JSON)
+    return json.loads(ref.read_text()) if ref.is_file() else {}
+
+
+class PPOController:
+    """The PPO cooling policy behind the ``CoolingController`` protocol (numpy only; see the module doc).
+
+    :param policy: a :class:`NumpyPolicy`; None loads the shipped weights.
+    :param layer: the supervisory layer the policy was trained with.
+    """
+
+    name = "ppo"
+
+    def __init__(self, policy: NumpyPolicy | None = None, layer: SupervisoryLayer | None = None) -> None:
+        self.policy = policy if policy is not None else shipped_policy()
+        self.layer = layer or SupervisoryLayer()
+        self.features = FeatureBuilder()
+        self.last_action = np.zeros(N_ACTIONS)
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> PPOController:
+        """A controller with weights from an exported ``.npz`` file."""
+        return cls(NumpyPolicy.from_npz(path))
+
+    def reset(self, context: ControllerContext) -> None:
+        if abs(context.dt_s - TRAINED_DT_S) > 1e-6:
+            raise ValueError(f"the PPO cooling policy was trained at {TRAINED_DT_S:.0f} s control steps; "
+                             f"this plant steps every {context.dt_s:.0f} s")
+        if context.n_zones < 1:
+            raise ValueError("the PPO cooling policy needs at least one zone")
+        self.context = context
+        self.layer.reset(context)
+        self.features.reset()
+        self.last_action = np.zeros(N_ACTIONS)
+
+    def act(self, telemetry: NDArray[np.float32]) -> NDArray[np.float32]:
+        t = Telemetry.parse(telemetry, self.context.n_zones)
+        action = self.policy.act(self.features(t, self.last_action, self.layer.trim_max))
+        self.last_action = action
+        return self.layer.setpoints(action, t)

@@ -1,0 +1,141 @@
+"""PPO cooling commands: train the policy, evaluate it against the tuned rule and the PID, tune that rule.
+
+- ``dcops train-cooling``: SB3 PPO on randomised scenarios, checkpoint selection on validation seeds, numpy export
+  (:mod:`dcops.training.cooling_ppo`). Writes to ``runs/cooling/policy`` by default; the shipped policy was made
+  with ``--out agents/cooling/weights``.
+- ``dcops eval-cooling``: PPO vs the family-tuned rule vs the PID on the evaluation family
+  (:mod:`dcops.training.eval_cooling`); writes ``ppo_eval.md``, ``ppo_eval.csv`` and ``ppo_day.png``.
+- ``dcops tune-rule-family``: re-tune the rule-based controller for the evaluation family
+  (:mod:`dcops.training.rule_tuning_eval_family`).
+
+Heavy imports (torch, SB3, matplotlib) happen inside ``run`` so ``dcops --help`` stays instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from dcops.cli import Command
+
+_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _train_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--timesteps", type=int, default=None, help="PPO environment steps (default: the config's)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of torch, SB3 and the scenario generators")
+    parser.add_argument("--n-envs", type=int, default=None, help="environments stepped together (default 8)")
+    parser.add_argument("--max-minutes", type=float, default=None,
+                        help="wall-clock budget in minutes (default 28; 0 for none)")
+    parser.add_argument("--out", default="runs/cooling/policy",
+                        help="output folder (the shipped policy lives in agents/cooling/weights)")
+    parser.add_argument("--tensorboard", default="runs/cooling", help="TensorBoard log folder ('' for none)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _run_train(args: argparse.Namespace) -> int:
+    from dcops.training.cooling_ppo import CoolingPPOConfig, train_cooling_ppo
+
+    config = CoolingPPOConfig(seed=args.seed)
+    if args.timesteps is not None:
+        config.timesteps = args.timesteps
+    if args.n_envs is not None:
+        config.n_envs = args.n_envs
+    if args.max_minutes is not None:
+        config.max_minutes = args.max_minutes or None
+    record = train_cooling_ppo(config, out=args.out, tensorboard_log=args.tensorboard or None,
+                               progress_bar=not args.no_progress)
+    v = record["validation_of_selected"]
+    print(f"trained {record['timesteps_trained']} steps in {record['wall_time_s'] / 60:.1f} min; kept the checkpoint "
+          f"at {record['timesteps_selected']} steps")
+    print(f"validation (seeds {list(config.validation_seeds)}): {v['cooling_kwh']:.0f} kWh/day, "
+          f"zone-time > 27 °C {v['zone_time_above_27_pct_normal']:.2f} % (normal cases), "
+          f"worst zone minutes > 32 °C {v['worst_minutes_above_32']:.1f}")
+    print(f"wrote {args.out}/ppo_cooling.npz (.json, .zip, learning_curve.csv); "
+          f"compare with `dcops eval-cooling --weights {args.out}/ppo_cooling.npz`")
+    return 0
+
+
+def _eval_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seeds", type=int, default=3, help="evaluate on seeds 0..N-1 per case")
+    parser.add_argument("--out", default="reports/cooling", help="folder for ppo_eval.md, ppo_eval.csv, ppo_day.png")
+    parser.add_argument("--weights", default=None, help="an exported .npz policy (default: the shipped one)")
+    parser.add_argument("--plot-case", default="phoenix/july/chiller_trip", help="site/season/fault of the day plot")
+    parser.add_argument("--plot-seed", type=int, default=0, help="seed of the day plot")
+    parser.add_argument("--headroom", action="store_true",
+                        help="also run the rule re-tuned per climate and season on the tuning seeds (about 6 min): "
+                             "what adapting set-points to the climate can save at most, with the rule's structure")
+
+
+def _run_eval(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from dcops.training import eval_cooling as ev
+
+    controllers = ev.default_controllers(args.weights)
+    if args.headroom:
+        from dcops.training.rule_tuning_eval_family import PerCaseRule, tune_per_climate_and_season
+
+        controllers.append(PerCaseRule(tune_per_climate_and_season(ev.family_rule_parameters())))
+    seeds = tuple(range(args.seeds))
+    cases = ev.all_cases()
+    with tqdm(total=len(cases) * len(controllers) * len(seeds), desc="eval-cooling", unit="episode") as bar:
+        def progress(label: str) -> None:
+            bar.set_postfix_str(label)
+            bar.update(1)
+
+        rows = ev.evaluate(controllers, cases, seeds, progress)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    site, season, fault = args.plot_case.split("/")
+    header = (
+        "# PPO cooling controller vs tuned rule-based vs PID\n\n"
+        "Made by `dcops eval-cooling" + (f" --seeds {args.seeds}" if args.seeds != 3 else "")
+        + (" --headroom" if args.headroom else "") + "` "
+        "(cases, metrics and seeds: `dcops/training/eval_cooling.py`; the rule's parameters were tuned for this "
+        "family on seeds 1000+ by `dcops tune-rule-family`; the PID runs its defaults). Climates "
+        f"{', '.join(ev.EVAL_SITES)} × January and July × no fault or a 2 h chiller trip.\n"
+    )
+    if not args.weights:
+        from dcops.agents.cooling.ppo import shipped_metadata
+
+        meta = shipped_metadata()
+        header += (
+            f"\nPPO: the shipped policy (`agents/cooling/weights/ppo_cooling.npz`), made by `{meta['command']}` "
+            f"(seed {meta['seed']}, {meta['timesteps_trained']:,} steps in {meta['wall_time_s'] / 60:.1f} min on one "
+            f"CPU thread; the checkpoint at {meta['timesteps_selected']:,} steps was selected on validation seeds "
+            f"{', '.join(map(str, meta['config']['validation_seeds']))}).\n"
+        )
+    report = ev.markdown_report(rows, seeds, header)
+    report += (f"\n![inlets and cooling power over a day](ppo_day.png)\n\n`ppo_day.png`: {args.plot_case}, "
+               f"seed {args.plot_seed}.\n")
+    (out / "ppo_eval.md").write_text(report)
+    ev.write_csv(rows, out / "ppo_eval.csv")
+    plot_case = ev.Case(site, season, fault)
+    ev.plot_day([c.for_case(plot_case) if hasattr(c, "for_case") else c for c in controllers[:3]], plot_case,
+                args.plot_seed, out / "ppo_day.png")
+    print(report)
+    print(f"wrote {out / 'ppo_eval.md'}, {out / 'ppo_eval.csv'}, {out / 'ppo_day.png'}")
+    return 0
+
+
+def _tune_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default=str(_PACKAGE_ROOT / "agents" / "cooling" / "rule_tuned_eval_family.json"),
+                        help="where to write the tuned parameters")
+
+
+def _run_tune(args: argparse.Namespace) -> int:
+    from dcops.training.rule_tuning_eval_family import tune_family
+
+    result = tune_family(Path(args.out))
+    print(f"{result['params']}\n{result['tuning_result']}")
+    return 0
+
+
+COMMANDS = [
+    Command("train-cooling", "Train the PPO cooling policy (SB3) and export it to numpy", _train_arguments, _run_train),
+    Command("eval-cooling", "Compare PPO, the tuned rule and the PID on the cooling evaluation family (markdown, PNG)",
+            _eval_arguments, _run_eval),
+    Command("tune-rule-family", "Tune the rule-based controller for the PPO evaluation family on tuning seeds",
+            _tune_arguments, _run_tune),
+]
