@@ -33,7 +33,7 @@ from dcops.cluster.cooling import PlantController
 from dcops.cluster.decisions import DecisionBatch
 from dcops.cluster.ledger import AuditRecord, Job, Ledger
 from dcops.cluster.power import PowerEstimate, estimate
-from dcops.cluster.queue.rank import dispatch_priority
+from dcops.cluster.queue.rank import priority_order, resolve_policy
 from dcops.cluster.requests import Submission
 from dcops.cluster.reward import PRIORITY_WEIGHT, SOFT_INLET_C, WindowScore
 from dcops.physics.carbon import TypicalDayCarbon
@@ -101,6 +101,7 @@ class ClusterEpisode:
         self._tel_low, self._tel_high = telemetry_bounds(self.plant.n_zones)
         self._base_row = np.asarray(config.base_kw_per_zone, dtype=np.float64)
         self._sensor_model = SensorModel()
+        self._queue_policy = resolve_policy(config.queue_policy)
 
     def _order_queue(self, window: int) -> None:
         """Order the admitted jobs waiting for a zone with the configured queue policy (stated fields only)."""
@@ -108,19 +109,16 @@ class ClusterEpisode:
         if len(queue) < 2 or self.config.queue_policy == "fifo":
             return
         window_s = self.config.steps_per_window * self.dt_s
-        tasks = []
-        for request_id in queue:
-            job = self.ledger.jobs[request_id]
-            request = job.request
-            tasks.append({
-                "request_id": request_id,
-                "processing_s": max(request.duration_h * 3600.0, 1.0),
-                "weight": PRIORITY_WEIGHT[request.priority],
-                "due_s": (request.deadline_window + 1) * window_s,
-                "arrival_s": min(job.accepted_window, window) * window_s,
-            })
-        ranked = dispatch_priority(tasks, self.config.queue_policy, now_s=window * window_s)
-        self.ledger.queue = [task["request_id"] for task in ranked]
+        requests = [self.ledger.jobs[i].request for i in queue]
+        accepted = [self.ledger.jobs[i].accepted_window for i in queue]
+        order = priority_order(
+            np.array([max(r.duration_h * 3600.0, 1.0) for r in requests]),
+            np.array([PRIORITY_WEIGHT[r.priority] for r in requests]),
+            np.array([(r.deadline_window + 1) * window_s for r in requests]),
+            np.array([min(a, window) * window_s for a in accepted]),
+            self._queue_policy, window * window_s,
+        )
+        self.ledger.queue = [queue[int(i)] for i in order]
 
     # ------------------------------------------------------------------ reset
     def reset(self, rng: np.random.Generator, fault_rng: np.random.Generator, team_ids: list[str]) -> None:

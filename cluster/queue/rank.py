@@ -145,10 +145,19 @@ def dispatch_priority(tasks: Sequence[T], policy: str | Policy = "atc", now_s: f
     late = np.flatnonzero(arrival > now_s)
     if len(late):
         raise ValueError(f"task {late[0]}: 'arrival_s' {arrival[late[0]]} is after now_s {now_s}")
-    state = QueueState(
-        now_s=float(now_s), processing_s=processing, weight=weight, due_s=due, arrival_s=arrival,
-        job_index=np.arange(len(tasks)), busy_remaining_s=np.zeros(0),
-    )
-    scores = np.asarray(chosen.scores(state), dtype=np.float64)
-    order = np.lexsort((np.arange(len(tasks)), arrival, -scores))  # score desc, then arrival, then input
+    order = priority_order(processing, weight, due, arrival, chosen, now_s)
     return [tasks[int(i)] for i in order]
+
+
+def priority_order(
+    processing_s: np.ndarray, weight: np.ndarray, due_s: np.ndarray, arrival_s: np.ndarray,
+    policy: Policy, now_s: float,
+) -> np.ndarray:
+    """Indices of validated job arrays by the policy's priority at ``now_s`` (the core of
+    :func:`dispatch_priority`, for callers that already hold arrays)."""
+    state = QueueState(
+        now_s=float(now_s), processing_s=processing_s, weight=weight, due_s=due_s, arrival_s=arrival_s,
+        job_index=np.arange(len(processing_s)), busy_remaining_s=np.zeros(0),
+    )
+    scores = np.asarray(policy.scores(state), dtype=np.float64)
+    return np.lexsort((np.arange(len(processing_s)), arrival_s, -scores))  # score desc, arrival, input order
