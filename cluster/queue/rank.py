@@ -98,14 +98,7 @@ def rank(
     chosen = resolve_policy(policy)
     if len(tasks) == 0:
         return []
-    processing = np.array([_field(t, "processing_s", i) for i, t in enumerate(tasks)])
-    weight = np.array([_field(t, "weight", i) for i, t in enumerate(tasks)])
-    due = np.array([_field(t, "due_s", i) for i, t in enumerate(tasks)])
-    arrival = np.array([_field(t, "arrival_s", i, 0.0) for i, t in enumerate(tasks)])
-    for name, values in (("processing_s", processing), ("weight", weight)):
-        bad = np.flatnonzero(values <= 0)
-        if len(bad):
-            raise ValueError(f"task {bad[0]}: {name!r} must be > 0, got {values[bad[0]]!r}")
+    processing, weight, due, arrival = _task_arrays(tasks)
     now = float(arrival.max()) if now_s is None else float(now_s)
     late = np.flatnonzero(arrival > now)
     if len(late):
@@ -123,6 +116,19 @@ def rank(
     return [tasks[int(order[j])] for j in schedule.order]
 
 
+def _task_arrays(tasks: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Validated (processing_s, weight, due_s, arrival_s) arrays; ``ValueError`` names a bad field."""
+    processing = np.array([_field(t, "processing_s", i) for i, t in enumerate(tasks)])
+    weight = np.array([_field(t, "weight", i) for i, t in enumerate(tasks)])
+    due = np.array([_field(t, "due_s", i) for i, t in enumerate(tasks)])
+    arrival = np.array([_field(t, "arrival_s", i, 0.0) for i, t in enumerate(tasks)])
+    for name, values in (("processing_s", processing), ("weight", weight)):
+        bad = np.flatnonzero(values <= 0)
+        if len(bad):
+            raise ValueError(f"task {bad[0]}: {name!r} must be > 0, got {values[bad[0]]!r}")
+    return processing, weight, due, arrival
+
+
 def dispatch_priority(tasks: Sequence[T], policy: str | Policy = "atc", now_s: float = 0.0) -> list[T]:
     """Return ``tasks`` by the policy's priority at one instant, highest first (ties: arrival, then input order).
 
@@ -134,14 +140,7 @@ def dispatch_priority(tasks: Sequence[T], policy: str | Policy = "atc", now_s: f
     chosen = resolve_policy(policy)
     if len(tasks) == 0:
         return []
-    processing = np.array([_field(t, "processing_s", i) for i, t in enumerate(tasks)])
-    weight = np.array([_field(t, "weight", i) for i, t in enumerate(tasks)])
-    due = np.array([_field(t, "due_s", i) for i, t in enumerate(tasks)])
-    arrival = np.array([_field(t, "arrival_s", i, 0.0) for i, t in enumerate(tasks)])
-    for name, values in (("processing_s", processing), ("weight", weight)):
-        bad = np.flatnonzero(values <= 0)
-        if len(bad):
-            raise ValueError(f"task {bad[0]}: {name!r} must be > 0, got {values[bad[0]]!r}")
+    processing, weight, due, arrival = _task_arrays(tasks)
     late = np.flatnonzero(arrival > now_s)
     if len(late):
         raise ValueError(f"task {late[0]}: 'arrival_s' {arrival[late[0]]} is after now_s {now_s}")
