@@ -75,7 +75,7 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
-from dcops.physics.carbon import TypicalDayCarbon
+from dcops.physics.carbon import carbon_source
 from dcops.physics.faults import ChillerTrip, Fault, SensorDrift, build_timeline
 from dcops.physics.interface import build_telemetry, decode_setpoints, setpoint_bounds, telemetry_bounds
 from dcops.physics.it_load import LoadProfile
@@ -89,9 +89,8 @@ from dcops.physics.plant import (
     initial_state,
     step_plant,
 )
-from dcops.physics.profiles import DEFAULT_REGION_FOR_SITE
 from dcops.physics.sensors import SensorModel, draw_errors
-from dcops.physics.weather import TypicalDayClimate
+from dcops.physics.weather import weather_source
 from dcops.physics.zones import inlet_temperature_c
 
 RECOMMENDED_RANGE_C = (18.0, 27.0)
@@ -129,16 +128,6 @@ class CoolingTaskSpec:
             raise ValueError(f"zone_names and zone_weights need {z} entries (one per plant zone)")
         if self.n_steps < 1 or self.dt_s <= 0:
             raise ValueError("n_steps must be >= 1 and dt_s > 0")
-
-
-def _weather_source(climate: Any) -> Any:
-    return TypicalDayClimate(climate) if isinstance(climate, str) else climate
-
-
-def _carbon_source(region: Any, climate: Any) -> Any:
-    if region is None:
-        region = DEFAULT_REGION_FOR_SITE.get(climate, "PJM") if isinstance(climate, str) else "PJM"
-    return TypicalDayCarbon(region) if isinstance(region, str) else region
 
 
 @dataclass
@@ -203,8 +192,8 @@ class CoolingEnv(gym.Env):
         self.render_mode = render_mode
         z = spec.plant.n_zones
         self._weights = np.asarray(spec.zone_weights, dtype=np.float64) / float(np.sum(spec.zone_weights))
-        self._weather = _weather_source(spec.climate)
-        self._carbon = _carbon_source(spec.grid_region, spec.climate)
+        self._weather = weather_source(spec.climate)
+        self._carbon = carbon_source(spec.grid_region, spec.climate)
         low, high = setpoint_bounds(z)
         self.action_space = gym.spaces.Box(low=low.astype(np.float32), high=high.astype(np.float32), dtype=np.float32)
         self._obs_low, self._obs_high = telemetry_bounds(z)

@@ -36,7 +36,7 @@ from dcops.cluster.power import PowerEstimate, estimate
 from dcops.cluster.queue.rank import priority_order, resolve_policy
 from dcops.cluster.requests import Submission
 from dcops.cluster.reward import PRIORITY_WEIGHT, SOFT_INLET_C, WindowScore
-from dcops.physics.carbon import TypicalDayCarbon
+from dcops.physics.carbon import carbon_source
 from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
 from dcops.physics.faults import build_timeline, random_faults
 from dcops.physics.interface import build_telemetry, telemetry_bounds
@@ -49,9 +49,8 @@ from dcops.physics.plant import (
     initial_state,
     step_plant,
 )
-from dcops.physics.profiles import DEFAULT_REGION_FOR_SITE
 from dcops.physics.sensors import SensorModel, draw_errors
-from dcops.physics.weather import TypicalDayClimate
+from dcops.physics.weather import weather_source
 from dcops.physics.zones import inlet_temperature_c
 
 PROBE_STEPS = 1
@@ -77,16 +76,6 @@ class WindowResult:
     max_facility_kw: float = 0.0
 
 
-def _weather_source(climate: Any) -> Any:
-    return TypicalDayClimate(climate) if isinstance(climate, str) else climate
-
-
-def _carbon_source(region: Any, climate: Any) -> Any:
-    if region is None:
-        region = DEFAULT_REGION_FOR_SITE.get(climate, "PJM") if isinstance(climate, str) else "PJM"
-    return TypicalDayCarbon(region) if isinstance(region, str) else region
-
-
 class ClusterEpisode:
     """One episode of cluster operations over the plant (see the module docstring)."""
 
@@ -96,8 +85,8 @@ class ClusterEpisode:
         self.plant = config.plant_config()
         self.dt_s = config.dt_s
         self.n_steps = config.n_steps
-        self._weather = _weather_source(config.climate)
-        self._carbon = _carbon_source(config.grid_region, config.climate)
+        self._weather = weather_source(config.climate)
+        self._carbon = carbon_source(config.grid_region, config.climate)
         self._tel_low, self._tel_high = telemetry_bounds(self.plant.n_zones)
         self._base_row = np.asarray(config.base_kw_per_zone, dtype=np.float64)
         self._sensor_model = SensorModel()

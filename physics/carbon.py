@@ -17,11 +17,12 @@ import csv
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from dcops.physics.profiles import carbon_profile, resolve_region
+from dcops.physics.profiles import DEFAULT_REGION_FOR_SITE, carbon_profile, resolve_region
 from dcops.physics.timebase import calendar_points, daily_anomaly, lookup
 
 _Z90 = 1.2816  # standard-normal 90th percentile
@@ -110,3 +111,11 @@ def load_carbon_csv(
                 raise ValueError(f"{path}:{line_number}: {column!r} is not a number: {row[column]!r}") from None
     factor = LBS_PER_MWH_TO_G_PER_KWH if units == "lbs_per_mwh" else 1.0
     return HourlyCarbon(g_per_kwh=np.asarray(values) * factor, name=Path(path).stem)
+
+
+def carbon_source(region: Any, climate: Any = None) -> Any:
+    """A carbon source from a region code or alias, an existing source, or ``None``: the grid that serves the
+    built-in site ``climate`` (``PJM`` when the climate is not a built-in site name)."""
+    if region is None:
+        region = DEFAULT_REGION_FOR_SITE.get(climate, "PJM") if isinstance(climate, str) else "PJM"
+    return TypicalDayCarbon(region) if isinstance(region, str) else region

@@ -122,3 +122,8 @@ def load_epw(path: str | Path) -> HourlyWeather:
     rh = np.where(rh > 100.0, relative_humidity_from_dew_point(dry, dew), rh)
     pressure = np.where(pressure >= 999_999, 101_325.0, pressure)
     return HourlyWeather(dry_bulb_c=dry, wet_bulb_c=wet_bulb_c(dry, rh, pressure), name=Path(path).stem)
+
+
+def weather_source(climate: str | WeatherSource) -> WeatherSource:
+    """A weather source from a site name (the built-in typical days) or an existing source."""
+    return TypicalDayClimate(climate) if isinstance(climate, str) else climate

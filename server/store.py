@@ -22,6 +22,7 @@ Default location: ``$DCOPS_DB``, else ``$XDG_DATA_HOME/dcops/episodes.db``, else
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -102,6 +103,18 @@ class EpisodeStore:
             return self._db.execute("UPDATE episodes SET status='interrupted' WHERE status='running'").rowcount
 
     # ------------------------------------------------------------------------------------------- writing
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One locked transaction: committed when the block ends, rolled back if it raises."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                yield
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
     def start_episode(
         self, uid: str, episode_id: str, session_id: str, transport: str, task: str, seed: int | None,
         config: dict[str, Any], observation: Any, info: Any,
@@ -109,23 +122,17 @@ class EpisodeStore:
         """Record a reset: the episode row and its step 0, in one transaction."""
         now = time.time()
         obs_json = dumps(observation)
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                self._db.execute(
-                    "INSERT INTO episodes(uid, episode_id, session_id, transport, task, seed, config, status, started_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?)",
-                    (uid, episode_id, session_id, transport, task, seed, dumps(config), now),
-                )
-                self._db.execute(
-                    "INSERT INTO steps(uid, t, action, observation_digest, observation, reward, done, info, created_at)"
-                    " VALUES (?, 0, NULL, ?, ?, NULL, 0, ?, ?)",
-                    (uid, digest(observation), obs_json if self.store_observations else None, dumps(info), now),
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._transaction():
+            self._db.execute(
+                "INSERT INTO episodes(uid, episode_id, session_id, transport, task, seed, config, status, started_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?)",
+                (uid, episode_id, session_id, transport, task, seed, dumps(config), now),
+            )
+            self._db.execute(
+                "INSERT INTO steps(uid, t, action, observation_digest, observation, reward, done, info, created_at)"
+                " VALUES (?, 0, NULL, ?, ?, NULL, 0, ?, ?)",
+                (uid, digest(observation), obs_json if self.store_observations else None, dumps(info), now),
+            )
 
     def record_step(
         self, uid: str, t: int, action: Any, observation: Any, reward: float, done: bool, info: Any
@@ -133,23 +140,17 @@ class EpisodeStore:
         """Record step ``t`` (≥ 1) and update the episode's totals, in one committed transaction."""
         now = time.time()
         obs_json = dumps(observation)
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                self._db.execute(
-                    "INSERT INTO steps(uid, t, action, observation_digest, observation, reward, done, info, created_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (uid, t, dumps(action), digest(observation), obs_json if self.store_observations else None,
-                     float(reward), int(done), dumps(info), now),
-                )
-                self._db.execute(
-                    "UPDATE episodes SET n_steps=?, total_reward=total_reward+?, status=?, ended_at=? WHERE uid=?",
-                    (t, float(reward), "done" if done else "running", now if done else None, uid),
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._transaction():
+            self._db.execute(
+                "INSERT INTO steps(uid, t, action, observation_digest, observation, reward, done, info, created_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (uid, t, dumps(action), digest(observation), obs_json if self.store_observations else None,
+                 float(reward), int(done), dumps(info), now),
+            )
+            self._db.execute(
+                "UPDATE episodes SET n_steps=?, total_reward=total_reward+?, status=?, ended_at=? WHERE uid=?",
+                (t, float(reward), "done" if done else "running", now if done else None, uid),
+            )
 
     def abandon(self, uid: str) -> None:
         """Mark a running episode as abandoned (its session closed, expired or was reset)."""
