@@ -73,9 +73,10 @@ class ClusterConfig:
     :param start: local start time of the episode.
     :param faults: ``"random"`` (see module docstring), ``()`` or a tuple of physics faults.
     :param plant: plant configuration; ``None`` builds :func:`cluster_plant` from the zones.
-    :param cooling: ``"rule"`` (tuned rule-based controller, the default), ``"pid"``, ``"ppo"`` (the shipped PPO
-        cooling controller, numpy forward pass; trained on other plants, so not the default yet), or ``"agent"``
-        (a ``cooling`` agent sets the set-points once per window).
+    :param cooling: ``"ppo"`` (the shipped PPO cooling controller, numpy forward pass: the default; on this plant
+        it uses 7.8 % less cooling energy than ``"rule"`` with no incident, ``dcops eval-cooling-cluster``),
+        ``"rule"`` (the rule-based controller with its default parameters), ``"pid"``, or ``"agent"`` (a
+        ``cooling`` agent sets the set-points once per window).
     :param queue_policy: the order in which admitted jobs waiting for a zone are dispatched each window: the
         priority of any policy of ``dcops.cluster.queue.rank`` (``"atc"``, ``"learned"``, ``"wmdd"``,
         ``"wspt"``, ``"edd"``, ``"fifo"``…) at the window's start, computed from the *stated* fields (duration,
@@ -107,7 +108,7 @@ class ClusterConfig:
     start: datetime = datetime(2026, 7, 15, 6, 0)
     faults: Any = "random"
     plant: PlantConfig | None = None
-    cooling: str = "rule"
+    cooling: str = "ppo"
     queue_policy: str = "atc"
     max_requests_per_team: int = 4
     max_slots: int = 48

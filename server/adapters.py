@@ -375,7 +375,7 @@ class ClusterOptions(_Options):
     grid_region: _REGIONS | None = None
     power_cap_kw: float | None = Field(default=None, gt=0.0, le=100_000.0)
     faults: Literal["random", "none"] | None = Field(default=None, description="random faults or none")
-    cooling: Literal["rule", "pid"] | None = None
+    cooling: Literal["ppo", "rule", "pid"] | None = None
 
 
 class ClusterAdapter(Adapter):

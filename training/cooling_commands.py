@@ -119,6 +119,36 @@ def _run_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cluster_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seeds", type=int, default=20, help="seeds 0..N-1 per climate")
+    parser.add_argument("--out", default="reports/cooling", help="folder for cluster_plant.md and cluster_plant.csv")
+
+
+def _run_cluster(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from dcops.training import cooling_cluster_eval as cc
+    from dcops.training.eval_cooling import write_csv
+
+    seeds = tuple(range(args.seeds))
+    total = len(cc.CLUSTER_CLIMATES) * len(cc.CONTROLLERS) * len(seeds)
+    with tqdm(total=total, desc="eval-cooling-cluster", unit="episode") as bar:
+        def progress(label: str) -> None:
+            bar.set_postfix_str(label)
+            bar.update(1)
+
+        rows = cc.evaluate(seeds, progress=progress)
+    command = "dcops eval-cooling-cluster" + (f" --seeds {args.seeds}" if args.seeds != 20 else "")
+    report = cc.markdown_report(rows, seeds, command)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "cluster_plant.md").write_text(report)
+    write_csv(rows, out / "cluster_plant.csv")
+    print(report)
+    print(f"wrote {out / 'cluster_plant.md'}, {out / 'cluster_plant.csv'}")
+    return 0
+
+
 def _tune_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=str(_PACKAGE_ROOT / "agents" / "cooling" / "rule_tuned_eval_family.json"),
                         help="where to write the tuned parameters")
@@ -136,6 +166,8 @@ COMMANDS = [
     Command("train-cooling", "Train the PPO cooling policy (SB3) and export it to numpy", _train_arguments, _run_train),
     Command("eval-cooling", "Compare PPO, the tuned rule and the PID on the cooling evaluation family (markdown, PNG)",
             _eval_arguments, _run_eval),
+    Command("eval-cooling-cluster", "Compare PPO and the rule-based controllers on the cluster plant "
+            "(datacenter_ops_v0, 4 climates, paired seeds)", _cluster_arguments, _run_cluster),
     Command("tune-rule-family", "Tune the rule-based controller for the PPO evaluation family on tuning seeds",
             _tune_arguments, _run_tune),
 ]
