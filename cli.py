@@ -30,6 +30,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dcops.cluster.queue.commands",
     "dcops.cluster_report",
     "dcops.server.commands",
+    "dcops.runner",
     "dcops.training.cooling_commands",
 )
 

@@ -152,7 +152,8 @@ class DcopsWebSocketClient:
         from websockets.sync.client import connect
 
         if self._ws is None:
-            self._ws = connect(self.url, open_timeout=self.timeout_s, max_size=None)
+            # Entered as a context manager (websockets >= 17.1 warns otherwise); ``close`` closes it.
+            self._ws = connect(self.url, open_timeout=self.timeout_s, max_size=None).__enter__()
         return self
 
     def _exchange(self, frame: dict[str, Any]) -> dict[str, Any]:

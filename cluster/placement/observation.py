@@ -145,6 +145,27 @@ class PlacementObservation:
         data["metrics"]["allocation"] = self.metrics.allocation
         return data
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PlacementObservation:
+        """Rebuild the observation from :meth:`to_dict`'s output (e.g. the ``state`` of the server's placement
+        observation), so a policy written against this class runs unchanged over HTTP."""
+        metrics = {k: v for k, v in data["metrics"].items() if k != "allocation"}
+        dashboard = dict(data["dashboard"])
+        dashboard["gpu_lines"] = tuple(dashboard["gpu_lines"])
+        dashboard["queue_lines"] = tuple(dashboard["queue_lines"])
+        return cls(
+            scenario=data["scenario"], tick=int(data["tick"]), horizon=int(data["horizon"]), done=bool(data["done"]),
+            gpus=tuple(GpuView(**g) for g in data["gpus"]),
+            pending=tuple(JobView(**j) for j in data["pending"]),
+            running=tuple(JobView(**j) for j in data["running"]),
+            completed=tuple(JobView(**j) for j in data["completed"]),
+            missed=tuple(JobView(**j) for j in data["missed"]),
+            metrics=Metrics(**metrics),
+            history=tuple(ActionRecord(**a) for a in data["history"]),
+            feasible=tuple(FeasiblePlacement(**f) for f in data["feasible"]),
+            dashboard=Dashboard(**dashboard),
+        )
+
     def gpu(self, gpu_id: str) -> GpuView:
         """The GPU view named ``gpu_id`` (``KeyError`` if unknown)."""
         for gpu in self.gpus:
