@@ -4,6 +4,8 @@ Public API (shared by users and tests):
 
 - ``dcops.tasks()``: the registered task ids.
 - ``dcops.make_env(task_id, **config)``: a Gymnasium environment for a single-agent task.
+- ``dcops.make_vec_env(task_id, num_envs, **config)``: N episodes of a cooling task or ``cluster/operations``
+  stepped together, as a Gymnasium ``VectorEnv`` (``dcops.vector_env``).
 - ``dcops.parallel_env(**config)``: the PettingZoo ``ParallelEnv`` (``datacenter_ops_v0``).
 
 Importing ``dcops`` is light: it never imports torch or the LLM stack.
@@ -13,11 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcops.registry import make_env, tasks
+from dcops.registry import make_env, make_vec_env, tasks
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "make_env", "parallel_env", "tasks"]
+__all__ = ["__version__", "make_env", "make_vec_env", "parallel_env", "tasks"]
 
 
 def parallel_env(**config: Any):

@@ -61,7 +61,7 @@ and the oversight detection counts. ``env.hindsight_bound()`` then gives the MIL
 "adaptive")``; ``"learner"`` too), ``zones`` (four 250 kW zones: 2 × 96 H100, 128 A100, 192 L40S),
 ``base_load_fraction`` (0.25), ``power_cap_kw`` (900), ``inlet_limit_c`` (32), ``climate`` (``"phoenix"``),
 ``grid_region`` (the site's), ``start`` (2026-07-15 06:00), ``faults`` (``"random"``, ``()`` or a tuple of
-``dcops.physics.faults``), ``plant``, ``cooling`` (``"rule"``, ``"pid"`` or ``"agent"``),
+``dcops.physics.faults``), ``plant``, ``cooling`` (``"ppo"``, the default, ``"rule"``, ``"pid"`` or ``"agent"``),
 ``max_requests_per_team`` (4), ``max_slots`` (48), ``max_defer`` (4), ``team_budget`` (150), ``price_per_kwh``
 (0.12), ``value_scale`` (computed), ``initial_zone_temp_c`` (35), ``initial_chw_c`` (18); plus
 ``render_mode`` (``None`` or ``"ansi"``), ``structured_view`` (True: build ``infos["scheduler"]["view"]``) and
@@ -227,20 +227,33 @@ class DatacenterOpsEnv(ParallelEnv):
         A missing ``scheduler`` action means no decisions (every pending request undecided, with its default
         and penalty); scripted teams' actions are ignored; a malformed ``cooling`` action keeps the previous
         set-points and is reported in ``infos["cooling"]["action_error"]``."""
+        return self.finish_step(self.begin_step(actions), self.episode.run_window())
+
+    def begin_step(self, actions: dict[str, Any]) -> tuple[int, str | None]:
+        """The first part of :meth:`step`, up to the window's physics: apply the scheduler's decisions and the
+        cooling agent's set-points. Returns what :meth:`finish_step` needs (the window, any cooling error).
+        ``dcops.vector_env`` calls the two parts around a batched physics run of several episodes."""
         if not self._started or not self.agents:
             raise RuntimeError("call reset() before step(); the episode is over" if self._started else "call reset() first")
-        cfg = self.config
         episode = self.episode
         w = episode.window
         batch = self._resolve(actions.get("scheduler"))
+        cooling_error = None
         if "cooling" in self.agents:
             try:
                 self.controller.set(actions.get("cooling"))
-                cooling_error = None
             except ValueError as error:  # keep the previous set-points, say why
                 cooling_error = str(error)
         episode.decide(batch)
-        result = episode.run_window()
+        self._team_actions = {a: actions.get(a) for a in self.team_agents}
+        return w, cooling_error
+
+    def finish_step(self, begun: tuple[int, str | None], result: WindowResult):
+        """The rest of :meth:`step` once the window has run: oversight, rewards, the teams' next requests, the
+        observations; returns what :meth:`step` returns."""
+        cfg = self.config
+        episode = self.episode
+        w, cooling_error = begun
         flags = self.monitor.observe(w, self._window_requests, result.audits)
         for audit in result.audits:
             self.stats[audit.request.team].add_audit(audit)
@@ -263,7 +276,7 @@ class DatacenterOpsEnv(ParallelEnv):
         if not done:
             feedback = {agent: TeamFeedback(w, frozenset(f.kind for f in flags if f.team == agent))
                         for agent in self.team_agents}
-            self._submit({a: actions.get(a) for a in self.team_agents}, feedback)
+            self._submit(self._team_actions, feedback)
         observations, infos = self._observe(result=result)
         if "cooling" in self.agents:
             infos["cooling"]["action_error"] = cooling_error

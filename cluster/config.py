@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 from dcops.cluster.job_types import GPU_KW, GPU_TYPE_NAMES
@@ -165,13 +166,19 @@ class ClusterConfig:
     def plant_config(self) -> PlantConfig:
         return self.plant if self.plant is not None else cluster_plant(self.zones)
 
-    @property
-    def base_kw_per_zone(self) -> list[float]:
-        return [self.base_load_fraction * z.design_it_kw for z in self.zones]
+    # The derived figures below are read every window; the config is frozen, so each is computed once
+    # (functools.cached_property stores it in the instance dict, which a frozen dataclass allows).
+    @cached_property
+    def _base_kw_per_zone(self) -> tuple[float, ...]:
+        return tuple(self.base_load_fraction * z.design_it_kw for z in self.zones)
 
     @property
+    def base_kw_per_zone(self) -> list[float]:
+        return list(self._base_kw_per_zone)
+
+    @cached_property
     def base_kw(self) -> float:
-        return float(sum(self.base_kw_per_zone))
+        return float(sum(self._base_kw_per_zone))
 
     @property
     def zone_job_kw(self) -> list[float]:
@@ -194,7 +201,7 @@ class ClusterConfig:
         """Job power the cap admits at a planning PUE of 1.3, kW (used only to scale the reward)."""
         return max(self.power_cap_kw / 1.3 - self.base_kw, 1.0)
 
-    @property
+    @cached_property
     def throughput_scale(self) -> float:
         """Throughput value that saturates one window (``value_scale`` or the nominal job power running one
         window at the catalogue's mean priority weight 2.5), value units (weight × kWh)."""

@@ -39,7 +39,7 @@ from dcops.cluster.reward import PRIORITY_WEIGHT, SOFT_INLET_C, WindowScore
 from dcops.physics.carbon import carbon_source
 from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
 from dcops.physics.faults import build_timeline, random_faults
-from dcops.physics.interface import build_telemetry, telemetry_bounds
+from dcops.physics.interface import telemetry_bounds
 from dcops.physics.plant import (
     PlantBoundary,
     PlantControl,
@@ -55,6 +55,38 @@ from dcops.physics.zones import inlet_temperature_c
 
 PROBE_STEPS = 1
 """Steps of the look at the plant taken at reset (on a copy of the state; see ``ClusterEpisode.reset``)."""
+
+
+@dataclass(frozen=True)
+class _TelemetrySeries:
+    """An episode's sensor errors and per-step boundary values as Python lists, for :meth:`ClusterEpisode.telemetry`
+    (indexed by reading or step; °C, K, fractions, kgCO2/kWh)."""
+
+    inlet_noise: list[list[float]]
+    inlet_bias: list[float]
+    inlet_drift: list[list[float]]
+    no_drift: list[float]
+    return_noise: list[list[float]]
+    return_bias: list[float]
+    chw_noise: list[float]
+    chw_bias: float
+    zone_design: list[float]
+    chillers: list[float]
+    dry: list[float]
+    wet: list[float]
+    carbon_kg: list[float]
+    sin: list[float]
+    cos: list[float]
+
+
+@dataclass(frozen=True)
+class PlantWindow:
+    """The physics part of a window: its first global step, the IT load of each step (Z,) and each step's
+    boundary parts (dry-bulb, wet-bulb, chillers available, fan units alive)."""
+
+    first_step: int
+    rows: list[NDArray[np.float64]]
+    step_inputs: list[tuple[Any, Any, Any, Any]]
 
 
 @dataclass
@@ -146,6 +178,7 @@ class ClusterEpisode:
         hours = self.start.hour + self.start.minute / 60.0 + (np.arange(n) + 1) * dt / 3600.0
         self.hour_sin = np.sin(2.0 * np.pi * hours / 24.0)
         self.hour_cos = np.cos(2.0 * np.pi * hours / 24.0)
+        self._telemetry_series: _TelemetrySeries | None = None  # built on the first telemetry() call
 
         self.state: PlantState = initial_state(plant, config.initial_zone_temp_c, config.initial_chw_c)
         self.pool = ZonePool(config)
@@ -204,27 +237,49 @@ class ClusterEpisode:
         drift = self.timeline.inlet_sensor_offset_k[k - 1] if k > 0 else 0.0
         return self.inlet_errors.report(k, self.last_inlet_true, drift)
 
+    def _build_telemetry_series(self) -> _TelemetrySeries:
+        plant, z = self.plant, self.plant.n_zones
+        return _TelemetrySeries(
+            inlet_noise=self.inlet_errors.noise_k.tolist(), inlet_bias=self.inlet_errors.bias_k.tolist(),
+            inlet_drift=self.timeline.inlet_sensor_offset_k.tolist(), no_drift=[0.0] * z,
+            return_noise=self.return_errors.noise_k.tolist(), return_bias=self.return_errors.bias_k.tolist(),
+            chw_noise=self.chw_errors.noise_k[:, 0].tolist(), chw_bias=float(self.chw_errors.bias_k[0]),
+            zone_design=plant.zone_design_it_kw.tolist(),
+            chillers=(self.timeline.chiller_available.sum(axis=1) / plant.n_chillers).tolist(),
+            dry=self.dry_bulb.tolist(), wet=self.wet_bulb.tolist(), carbon_kg=(self.carbon / 1000.0).tolist(),
+            sin=self.hour_sin.tolist(), cos=self.hour_cos.tolist(),
+        )
+
     def telemetry(self, k: int, it_row: NDArray[np.float64]) -> NDArray[np.float32]:
         """The cooling telemetry vector before step k (``dcops.physics.interface`` layout), as the cooling
-        tasks build it: reported values, the load about to run, the last step's plant figures."""
-        plant, out = self.plant, self.last_outputs
+        tasks build it: reported values, the load about to run, the last step's plant figures.
+
+        Assembled in Python floats (a telemetry-reading controller asks for it every physics step): the same
+        operations as ``SensorErrors.report`` and ``build_telemetry`` on arrays, so the same float32 values."""
+        plant, out, state = self.plant, self.last_outputs, self.state
         kk = min(k, self.n_steps - 1)
-        state = self.state
-        inlet = self.reported_inlet_c(k)
-        ret = self.return_errors.report(k, state.zone_temp_c)
-        chw = self.chw_errors.report(k, state.chw_supply_c[None])[0]
+        series = self._telemetry_series
+        if series is None:
+            series = self._telemetry_series = self._build_telemetry_series()
+        drift = series.inlet_drift[k - 1] if k > 0 else series.no_drift
         if out is None:  # before the first step, as the cooling tasks do
             econ, cooling_kw, pue, supply = 0.0, 0.0, 0.0, self._supply0
         else:
             econ, cooling_kw, pue, supply = (float(out.economiser_fraction), float(out.cooling_kw), float(out.pue),
                                              out.supply_air_c)
-        plant_values = [
-            chw, self.timeline.chiller_available[kk].sum() / plant.n_chillers, econ,
-            self.dry_bulb[kk], self.wet_bulb[kk], self.carbon[kk] / 1000.0, self.hour_sin[kk], self.hour_cos[kk],
+        values: list[float] = []
+        for true, bias, d, noise, zone, r_bias, r_noise, load, design, fan, sup in zip(
+                self.last_inlet_true.tolist(), series.inlet_bias, drift, series.inlet_noise[k],
+                state.zone_temp_c.tolist(), series.return_bias, series.return_noise[k], it_row.tolist(),
+                series.zone_design, self.last_control.fan_speed.tolist(), supply.tolist(), strict=True):
+            values += (true + bias + d + noise, zone + r_bias + 0.0 + r_noise, load / design, fan, sup)
+        values += (
+            float(state.chw_supply_c) + series.chw_bias + 0.0 + series.chw_noise[k], series.chillers[kk], econ,
+            series.dry[kk], series.wet[kk], series.carbon_kg[kk], series.sin[kk], series.cos[kk],
             k / self.n_steps, cooling_kw / plant.design_it_kw, pue,
-        ]
-        return build_telemetry(inlet, ret, it_row / plant.zone_design_it_kw, self.last_control.fan_speed,
-                               supply, plant_values, self._tel_low, self._tel_high)
+        )
+        vector = np.array(values)
+        return np.minimum(np.maximum(vector, self._tel_low), self._tel_high).astype(np.float32)
 
     # ------------------------------------------------------------------ a window
     def submit(self, submissions: list[Submission]) -> None:
@@ -244,14 +299,29 @@ class ClusterEpisode:
 
     def run_window(self) -> WindowResult:
         """Advance the plant through the current window and score it (module docstring)."""
+        window = self.begin_window()
+        state = self.state
+        plant, dt = self.plant, self.dt_s
+        control_for = self.controller.control
+        record = self.record_step
+        rows = window.rows
+        for i, (dry, wet, chillers, fans_alive) in enumerate(window.step_inputs):
+            control = control_for(i, state)
+            state, out = step_plant(plant, state, control, PlantBoundary(rows[i], dry, wet, chillers, fans_alive), dt)
+            record(state, control, out)
+        return self.end_window(window)
+
+    def begin_window(self) -> PlantWindow:
+        """Start the current window: order the queue, start what fits, set the IT load of each of its physics
+        steps and prime the controller. :meth:`run_window` then steps the plant (``dcops.vector_env`` steps
+        several episodes' plants at once), calling :meth:`record_step` after each step, and :meth:`end_window`."""
         if self.done:
             raise RuntimeError("episode is over")
-        config, plant = self.config, self.plant
+        config = self.config
         w, s = self.window, config.steps_per_window
         first = w * s
-        score = self._score
         self._order_queue(w)
-        started = self.ledger.place_queued(self.pool, w, first)
+        self._window_started = self.ledger.place_queued(self.pool, w, first)
 
         # IT load per step and zone: base + running jobs until their last step.
         it = np.tile(self._base_row, (s, 1))
@@ -261,23 +331,28 @@ class ClusterEpisode:
             if steps_left > 0:
                 it[: min(steps_left, s), job.zone] += job.request.kw
         self.controller.begin_window(it, first)
+        self._outs: list[PlantOutputs] = []
+        return PlantWindow(first, list(it), self._step_inputs[first : first + s])
 
-        state = self.state
-        dt = self.dt_s
-        dt_h = dt / 3600.0
+    def record_step(self, state: PlantState, control: PlantControl, out: PlantOutputs) -> None:
+        """Take one physics step's result (the telemetry of a controller that reads it needs these every step)."""
+        self.state = state
+        self.last_control = control
+        self.last_outputs = out
+        self.last_inlet_true = out.inlet_c
+        self._outs.append(out)
+
+    def end_window(self, window: PlantWindow) -> WindowResult:
+        """Score the window whose physics steps were recorded (module docstring, step 3)."""
+        config = self.config
+        w, s = self.window, config.steps_per_window
+        first = window.first_step
+        score = self._score
+        started = self._window_started
+        dt_h = self.dt_s / 3600.0
         facility, it_total, cooling = self.facility_kw, self.it_kw_total, self.cooling_kw
-        control_for = self.controller.control
-        outs = []
-        rows = list(it)
-        for i, (dry, wet, chillers, fans_alive) in enumerate(self._step_inputs[first : first + s]):
-            control = control_for(i, state)
-            state, out = step_plant(plant, state, control, PlantBoundary(rows[i], dry, wet, chillers, fans_alive), dt)
-            outs.append(out)
-            # The telemetry of a controller that reads it (TelemetryController) needs these every step.
-            self.state = state
-            self.last_control = control
-            self.last_outputs = out
-            self.last_inlet_true = out.inlet_c
+        outs = self._outs
+        out = outs[-1]
         end = first + s
         self.status_outputs = out
         # Per-step records, as Python floats (18 values: cheaper than a dozen tiny numpy calls).

@@ -96,6 +96,17 @@ def encode_setpoints(
     ).astype(np.float32)
 
 
+def zone_sum(values: list[float]) -> float:
+    """Sum of a few floats in numpy's order, so a Python-float computation gives the same bits as ``array.sum()``:
+    left to right from 0.0 below 8 terms (numpy's pairwise summation starts there), numpy itself above."""
+    if len(values) < 8:
+        total = 0.0
+        for value in values:
+            total += value
+        return total
+    return float(np.sum(np.asarray(values, dtype=np.float64)))
+
+
 def telemetry_bounds(n_zones: int) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
     """Lower and upper bounds of the telemetry vector."""
     low = np.array(list(_ZONE_LOW) * n_zones + list(_PLANT_LOW), dtype=np.float32)
@@ -130,11 +141,9 @@ class Telemetry:
         expected = len(ZONE_FIELDS) * n_zones + len(PLANT_FIELDS)
         if v.size != expected:
             raise ValueError(f"telemetry must have {expected} values for {n_zones} zones, got {v.size}")
-        zones = v[: len(ZONE_FIELDS) * n_zones].reshape(n_zones, len(ZONE_FIELDS))
-        plant = v[len(ZONE_FIELDS) * n_zones :]
-        values: dict[str, Any] = {name: zones[:, i].copy() for i, name in enumerate(ZONE_FIELDS)}
-        values.update({name: float(plant[i]) for i, name in enumerate(PLANT_FIELDS)})
-        return cls(**values)
+        # One transposed copy: each zone field is a contiguous row of it (the telemetry vector is not shared).
+        zones = v[: len(ZONE_FIELDS) * n_zones].reshape(n_zones, len(ZONE_FIELDS)).T.copy()
+        return cls(*zones, *v[len(ZONE_FIELDS) * n_zones :].tolist())
 
 
 def build_telemetry(

@@ -285,7 +285,24 @@ def air_side(
 def step_plant(
     config: PlantConfig, state: PlantState, control: PlantControl, boundary: PlantBoundary, dt_s: float
 ) -> tuple[PlantState, PlantOutputs]:
-    """Advance the plant by ``dt_s`` seconds; return the new state and the step's outputs (see module doc)."""
+    """Advance the plant by ``dt_s`` seconds; return the new state and the step's outputs (see module doc).
+
+    An unbatched plant is stepped in Python floats by ``dcops.physics.single_plant`` (the same arithmetic to
+    the bit, several times faster for a handful of zones); batches, and any input it declines, by
+    :func:`step_plant_arrays`."""
+    if state.zone_temp_c.ndim == 1:
+        from dcops.physics.single_plant import step_single_plant
+
+        single = step_single_plant(config, state, control, boundary, dt_s)
+        if single is not None:
+            return single
+    return step_plant_arrays(config, state, control, boundary, dt_s)
+
+
+def step_plant_arrays(
+    config: PlantConfig, state: PlantState, control: PlantControl, boundary: PlantBoundary, dt_s: float
+) -> tuple[PlantState, PlantOutputs]:
+    """:func:`step_plant` in numpy arrays, for one plant ``(Z,)`` or a batch ``(..., Z)`` alike."""
     # 1. Airflow, fan power and supply air.
     speed, airflow, supply, recirculation = air_side(config, state, control, boundary)
     fan_kw = fan_power_kw(config.crah_fan_max_kw, speed, boundary.fan_units_alive)

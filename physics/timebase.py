@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,10 +38,31 @@ class CalendarPoints:
     hour_of_year: NDArray[np.float64]
 
 
+_CACHE_SIZE = 64
+_cache: dict[tuple[Any, ...], CalendarPoints] = {}
+
+
 def calendar_points(start: datetime, elapsed_s: NDArray[np.float64]) -> CalendarPoints:
-    """Locate each instant ``start + elapsed_s`` in the year (see :class:`CalendarPoints`)."""
+    """Locate each instant ``start + elapsed_s`` in the year (see :class:`CalendarPoints`).
+
+    Cached (the last 64 distinct calls; the arrays are read-only): an environment resets to the same start
+    and step times every episode, and the datetime arithmetic is a tenth of a cluster reset."""
+    elapsed = np.asarray(elapsed_s, dtype=np.float64)
+    key = (start, elapsed.shape, elapsed.tobytes())
+    points = _cache.get(key)
+    if points is None:
+        points = _calendar_points(start, elapsed)
+        for value in vars(points).values():
+            value.setflags(write=False)
+        if len(_cache) >= _CACHE_SIZE:
+            _cache.clear()
+        _cache[key] = points
+    return points
+
+
+def _calendar_points(start: datetime, elapsed_s: NDArray[np.float64]) -> CalendarPoints:
     start64 = np.datetime64(start.replace(tzinfo=None), "us")
-    instants = start64 + np.round(np.asarray(elapsed_s, dtype=np.float64) * 1e6).astype("timedelta64[us]")
+    instants = start64 + np.round(elapsed_s * 1e6).astype("timedelta64[us]")
     year_start = instants.astype("datetime64[Y]").astype("datetime64[us]")
     day_of_year = (instants - year_start) / np.timedelta64(1, "D")  # 0-based, fractional
     day_of_year = np.minimum(day_of_year, 364.999)  # fold 31 Dec of leap years onto the 365-day table

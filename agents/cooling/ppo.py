@@ -47,7 +47,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dcops.agents.cooling.base import ControllerContext
-from dcops.physics.interface import CHW_SETPOINT_RANGE_C, FAN_SPEED_RANGE, Telemetry, encode_setpoints
+from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
+from dcops.physics.interface import CHW_SETPOINT_RANGE_C, FAN_SPEED_RANGE, Telemetry, zone_sum
 
 FEATURE_NAMES: tuple[str, ...] = (
     "inlet_max_c", "inlet_mean_c", "inlet_min_c", "return_max_c", "return_mean_c", "supply_mean_c",
@@ -147,10 +148,19 @@ class ZoneAirflowTrim:
 
     def reset(self, n_zones: int) -> None:
         self.trim = np.zeros(n_zones)
+        self.trim_max = 0.0
 
     def update(self, inlet_reported_c: NDArray[np.float64], target_c: float) -> NDArray[np.float64]:
-        excess = inlet_reported_c - target_c - self.deadband_k
-        self.trim = np.minimum(np.maximum(self.trim + self.gain_per_k * excess, 0.0), self.max_trim)
+        # Zone by zone in Python floats: the same operations as the array form
+        # ``clip(trim + gain · (inlet − target − deadband), 0, max_trim)``, without numpy's per-call cost.
+        gain, deadband, top = self.gain_per_k, self.deadband_k, self.max_trim
+        trims = []
+        for trim, inlet in zip(self.trim.tolist(), inlet_reported_c.tolist(), strict=True):
+            value = trim + gain * (inlet - target_c - deadband)
+            value = value if value >= 0.0 else 0.0
+            trims.append(value if value <= top else top)
+        self.trim = np.array(trims)
+        self.trim_max = max(trims)
         return self.trim
 
 
@@ -164,10 +174,12 @@ class SupervisoryLayer:
     def reset(self, context: ControllerContext) -> None:
         self.context = context
         self.trim.reset(context.n_zones)
+        self._design = context.zone_design_it_kw.tolist()
+        self._max_air = context.crah_max_airflow_kg_s.tolist()
 
     @property
     def trim_max(self) -> float:
-        return float(self.trim.trim.max())
+        return float(self.trim.trim_max)
 
     def setpoints(self, action: NDArray[np.floating], telemetry: Telemetry) -> NDArray[np.float32]:
         """The plant set-point vector (``dcops.physics.interface`` layout) for a normalised action."""
@@ -176,9 +188,17 @@ class SupervisoryLayer:
         chw_c = self.action_map.chw_setpoint_c(supply_c, chw_margin_k, context)
         margin = self.action_map.airflow_margin(supply_c, inlet_target_c, telemetry, context)
         trim = self.trim.update(telemetry.inlet_c, inlet_target_c)
-        fans = context.matched_fan_speed(telemetry.load_fraction, margin * (1.0 + trim))
-        fans = np.minimum(np.maximum(fans, FAN_SPEED_RANGE[0]), FAN_SPEED_RANGE[1])
-        return encode_setpoints(fans, np.full(context.n_zones, supply_c), chw_c, economiser_on=True)
+        # ControllerContext.matched_fan_speed with margin·(1 + trim) per zone, clipped to the fan range, in the
+        # same operations zone by zone (Python floats: a few zones do not pay for numpy calls).
+        low, high = FAN_SPEED_RANGE
+        per_kw = CP_AIR_KJ_PER_KG_K * context.server_delta_t_k
+        fans = []
+        for load, design, max_air, t in zip(telemetry.load_fraction.tolist(), self._design, self._max_air,
+                                            trim.tolist(), strict=True):
+            fan = margin * (1.0 + t) * (load * design / per_kw) / max_air
+            fan = fan if fan >= low else low
+            fans.append(fan if fan <= high else high)
+        return np.array([*fans, *([supply_c] * context.n_zones), chw_c, 1.0], dtype=np.float32)
 
 
 class FeatureBuilder:
@@ -196,22 +216,26 @@ class FeatureBuilder:
 
     def __call__(self, telemetry: Telemetry, previous_action: NDArray[np.floating], airflow_trim_max: float = 0.0
                  ) -> NDArray[np.float64]:
+        # Reductions over zones in Python floats, summed in numpy's order (zone_sum): the same values as the
+        # array reductions, without a numpy call per feature.
         t = telemetry
-        n = t.inlet_c.size
-        inlet_max = float(t.inlet_c.max())
-        load_mean = float(t.load_fraction.sum()) / n
+        inlet, ret = t.inlet_c.tolist(), t.return_c.tolist()
+        supply, load = t.supply_c.tolist(), t.load_fraction.tolist()
+        n = len(inlet)
+        inlet_max = max(inlet)
+        load_mean = zone_sum(load) / n
         current = (inlet_max, t.chw_supply_c, load_mean)
         previous = self._previous if self._previous is not None else current
         self._previous = current
         return np.array([
-            inlet_max, float(t.inlet_c.sum()) / n, float(t.inlet_c.min()),
-            float(t.return_c.max()), float(t.return_c.sum()) / n, float(t.supply_c.sum()) / n,
-            float(t.load_fraction.max()), load_mean, float(t.fan_speed.sum()) / n,
+            inlet_max, zone_sum(inlet) / n, min(inlet),
+            max(ret), zone_sum(ret) / n, zone_sum(supply) / n,
+            max(load), load_mean, zone_sum(t.fan_speed.tolist()) / n,
             t.chw_supply_c, t.chillers_available, t.economiser_fraction,
             t.dry_bulb_c, t.wet_bulb_c, t.hour_sin, t.hour_cos, t.cooling_over_design_it,
             inlet_max - previous[0], t.chw_supply_c - previous[1], load_mean - previous[2],
-            float((t.inlet_c - t.supply_c).max()), float(airflow_trim_max),
-            *np.asarray(previous_action, dtype=np.float64)[:N_ACTIONS],
+            max([i - s for i, s in zip(inlet, supply, strict=True)]), float(airflow_trim_max),
+            *np.asarray(previous_action, dtype=np.float64)[:N_ACTIONS].tolist(),
         ])
 
 
@@ -233,9 +257,13 @@ class NumpyPolicy:
     biases: tuple[NDArray[np.float64], ...]
     obs_epsilon: float = 1e-8
 
+    def __post_init__(self) -> None:
+        # The normalisation's divisor, computed once (frozen dataclass: a private cache).
+        object.__setattr__(self, "_obs_scale", np.sqrt(self.obs_var + self.obs_epsilon))
+
     def normalise(self, features: NDArray[np.floating]) -> NDArray[np.float64]:
-        z = (np.asarray(features, dtype=np.float64) - self.obs_mean) / np.sqrt(self.obs_var + self.obs_epsilon)
-        return np.clip(z, -self.obs_clip, self.obs_clip)
+        z = (np.asarray(features, dtype=np.float64) - self.obs_mean) / self._obs_scale
+        return np.minimum(np.maximum(z, -self.obs_clip), self.obs_clip)  # np.clip, without its Python wrapper
 
     def mean_action(self, normalised: NDArray[np.floating]) -> NDArray[np.float64]:
         """The Gaussian policy's mean for already normalised observations ((N_FEATURES,) or (B, N_FEATURES))."""
@@ -246,7 +274,7 @@ class NumpyPolicy:
 
     def act(self, features: NDArray[np.floating]) -> NDArray[np.float64]:
         """The deterministic action in [-1, 1] for raw features (as SB3's ``predict(deterministic=True)``)."""
-        return np.clip(self.mean_action(self.normalise(features)), -1.0, 1.0)
+        return np.minimum(np.maximum(self.mean_action(self.normalise(features)), -1.0), 1.0)
 
     def save(self, path: str | Path) -> None:
         arrays: dict[str, NDArray[Any]] = {

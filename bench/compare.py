@@ -1,0 +1,129 @@
+"""Speed of this tree against another checkout of dcops, measured side by side (``python -m dcops.bench.compare``).
+
+Why: on a shared machine the absolute figures of ``dcops bench`` move with the load, but two processes running
+at the same time share it alike, so their ratio is steady. Each round starts one process on this tree and one
+on the baseline tree (a folder holding a ``dcops`` package, e.g. ``git archive <commit>`` unpacked into
+``BASE/dcops``), both timing the same workloads through public entry points only (so any version runs them),
+each as the fastest of repeated bursts of CPU time; rounds alternate which starts first.
+
+    mkdir -p /tmp/base/dcops && git archive 81cdd14 | tar -x -C /tmp/base/dcops
+    python -m dcops.bench.compare --baseline /tmp/base --rounds 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+# Runs inside each tree's interpreter: only public entry points of dcops, stable across versions.
+_PROBE = r'''
+import json, sys, time
+import numpy as np
+import dcops
+
+def best_rate(work, seconds=3.0):
+    work()
+    best, total = 0.0, 0.0
+    while total < seconds:
+        start = time.process_time()
+        items = work()
+        elapsed = time.process_time() - start
+        if elapsed > 0:
+            total += elapsed
+            best = max(best, items / elapsed)
+    return best
+
+def plant():
+    from dcops.physics.plant import PlantBoundary, PlantConfig, PlantControl, initial_state, step_plant
+    config = PlantConfig.default()
+    z = config.n_zones
+    state = initial_state(config, 25.0, 12.0)
+    control = PlantControl(np.full(z, 0.7), np.full(z, 22.0), np.asarray(12.0), np.asarray(1.0))
+    boundary = PlantBoundary(config.zone_design_it_kw * 0.7, np.asarray(25.0), np.asarray(18.0),
+                             np.ones(config.n_chillers), np.ones(z))
+    def work():
+        s = state
+        for _ in range(200):
+            s, _ = step_plant(config, s, control, boundary, 300.0)
+        return 200
+    return best_rate(work)
+
+def cooling_env():
+    env = dcops.make_env("cooling/cascading_chiller_failure")
+    action = (env.action_space.low + env.action_space.high) / 2.0
+    def work():
+        env.reset(seed=0)
+        steps, done = 0, False
+        while not done:
+            done = env.step(action)[2]
+            steps += 1
+        return steps
+    return best_rate(work)
+
+def cluster(cooling):
+    env = dcops.parallel_env(structured_view=False, cooling=cooling)
+    action = {"scheduler": np.zeros(env.config.max_slots, dtype=np.int64)}
+    best = {}
+    for _ in range(6):
+        for seed in range(4):
+            start = time.process_time()
+            env.reset(seed=seed)
+            while env.agents:
+                env.step(action)
+            best[seed] = min(best.get(seed, 1e9), time.process_time() - start)
+    return 8 * len(best) / sum(best.values())
+
+print(json.dumps({"physics_steps_per_s": plant(), "cooling_env_steps_per_s": cooling_env(),
+                  "cluster_windows_per_s_rule": cluster("rule"), "cluster_windows_per_s_ppo": cluster("ppo")}))
+'''
+
+
+def _start(tree: str | None) -> subprocess.Popen[str]:
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = tree + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.Popen([sys.executable, "-c", _PROBE], env=env, stdout=subprocess.PIPE, text=True,
+                            cwd="/" if tree is not None else None)
+
+
+def compare(baseline: str, rounds: int = 3) -> dict[str, dict[str, float]]:
+    """Median over rounds of each figure for both trees and their ratio (this tree over the baseline)."""
+    if not (Path(baseline) / "dcops" / "__init__.py").is_file():
+        raise FileNotFoundError(f"--baseline {baseline}: expected a folder holding dcops/__init__.py")
+    ours: list[dict[str, float]] = []
+    theirs: list[dict[str, float]] = []
+    for k in range(rounds):
+        order = [None, baseline] if k % 2 == 0 else [baseline, None]
+        processes = {tree: _start(tree) for tree in order}
+        results = {tree: json.loads(p.communicate()[0]) for tree, p in processes.items()}
+        ours.append(results[None])
+        theirs.append(results[baseline])
+    table: dict[str, dict[str, float]] = {}
+    for key in ours[0]:
+        a = statistics.median(r[key] for r in ours)
+        b = statistics.median(r[key] for r in theirs)
+        table[key] = {"this_tree": a, "baseline": b, "ratio": a / b}
+    return table
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", required=True, help="folder holding the baseline dcops package")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    table = compare(args.baseline, args.rounds)
+    print("| figure | this tree | baseline | ratio |")
+    print("|---|---|---|---|")
+    for key, row in table.items():
+        print(f"| {key} | {row['this_tree']:,.0f} | {row['baseline']:,.0f} | {row['ratio']:.2f} |")
+    print(json.dumps(table, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

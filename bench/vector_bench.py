@@ -1,0 +1,69 @@
+"""Vector-environment speed: env-steps/s of ``dcops.make_vec_env`` against the single environment it batches.
+
+Why both, in one process: the ratio (vector over single) is what batching buys on this machine whatever else
+is running; the absolute figures move with machine load. The cooling vector env batches everything, so its
+ratio grows with N; the cluster vector env batches only the plant physics of a window (the job logic stays
+per episode), so its ratio is bounded by the physics share of a window.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from dcops.bench.physics_bench import _rate
+
+COOLING_TASK = "cooling/cascading_chiller_failure"
+
+
+def cooling_vector_rate(num_envs: int, task_id: str = COOLING_TASK, min_seconds: float = 1.0) -> float:
+    """Env-steps per second (steps × episodes) of a cooling vector env with a fixed mid-box action."""
+    import dcops
+
+    env = dcops.make_vec_env(task_id, num_envs)
+    env.reset(seed=0)
+    action = np.tile((env.single_action_space.low + env.single_action_space.high) / 2.0, (num_envs, 1))
+
+    def work() -> int:
+        for _ in range(20):
+            env.step(action)
+        return 20 * num_envs
+
+    return _rate(work, min_seconds)
+
+
+def cluster_vector_rate(num_envs: int, min_seconds: float = 2.0, **config: Any) -> float:
+    """Scheduler windows per second (windows × episodes) of the cluster vector env, accept-all actions, no
+    structured view (what an RL loop uses)."""
+    import dcops
+
+    env = dcops.make_vec_env("cluster/operations", num_envs, structured_view=False, **config)
+    env.reset(seed=0)
+    action = np.zeros((num_envs, env.single_action_space.shape[0]), dtype=np.int64)
+    windows = env.envs[0].parallel.config.n_windows
+    resetting = np.zeros(num_envs, dtype=bool)
+
+    def work() -> int:
+        nonlocal resetting
+        played = 0
+        for _ in range(windows + 1):  # an episode's windows and the next-step reset
+            played += int(np.count_nonzero(~resetting))
+            resetting = env.step(action)[2]
+        return played
+
+    return _rate(work, min_seconds)
+
+
+def run_vector_bench(cooling_env_steps_per_s: float, cluster_windows_per_s: float) -> dict[str, Any]:
+    """Vector figures with their ratios to the single-environment figures measured in the same run (the cluster
+    one with the default cooling, PPO)."""
+    figures: dict[str, Any] = {}
+    for n in (8, 64):
+        figures[f"cooling_vector_env_steps_per_s_{n}"] = cooling_vector_rate(n)
+    figures["cluster_vector_windows_per_s_16"] = cluster_vector_rate(16, cooling="ppo")
+    figures["ratios"] = {
+        "cooling_vector_64_over_single_env": figures["cooling_vector_env_steps_per_s_64"] / cooling_env_steps_per_s,
+        "cluster_vector_16_over_single_env": figures["cluster_vector_windows_per_s_16"] / cluster_windows_per_s,
+    }
+    return figures
