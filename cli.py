@@ -29,6 +29,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dcops.cluster.placement.commands",
     "dcops.cluster.queue.commands",
     "dcops.cluster_report",
+    "dcops.evaluation.commands",
     "dcops.server.commands",
     "dcops.runner",
     "dcops.training.cooling_commands",

@@ -45,12 +45,28 @@ class EpisodeRun:
 
 
 def load_policy(spec: str, **kwargs: Any) -> Any:
-    """``"package.module:name"`` → the object ``name`` (called with ``kwargs`` when it is a class or factory)."""
+    """``"package.module:name"`` (``name`` may be dotted) → the policy: ``name`` itself when it already answers
+    (``decide``/``act``/``rank``/``act_wire``), else ``name(**kwargs)`` (a class or factory).
+
+    :raises ValueError: naming what is wrong with ``spec`` (its form, the module, the attribute).
+    """
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
         raise ValueError(f"policy must look like 'package.module:name', got {spec!r}")
-    target = getattr(importlib.import_module(module_name), attribute)
-    return target(**kwargs) if callable(target) and not _is_policy(target) else target
+    try:
+        target: Any = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ValueError(f"policy {spec!r}: cannot import module {module_name!r} ({error})") from error
+    for part in attribute.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise ValueError(f"policy {spec!r}: module {module_name!r} has no {attribute!r}") from None
+    if _is_policy(target):
+        return target
+    if not callable(target):
+        raise ValueError(f"policy {spec!r}: {attribute!r} is neither a policy nor callable")
+    return target(**kwargs)
 
 
 def _is_policy(obj: Any) -> bool:

@@ -63,7 +63,8 @@ class ClusterConfig:
     :param n_windows: admission windows per episode.
     :param steps_per_window: physics steps per window.
     :param dt_s: physics step, s.
-    :param team_kinds: one entry per team: ``"cooperative"``, ``"strategic"``, ``"adaptive"`` or ``"learner"``
+    :param team_kinds: one entry per team: ``"cooperative"``, ``"strategic"``, ``"adaptive"``, ``"injecting"``
+        (strategic, with prompt injections in its descriptions) or ``"learner"``
         (a team whose misreporting is the action of a learning agent). Neutral ids are shuffled per episode.
     :param zones: the zones (GPU model, count, design IT kW each).
     :param base_load_fraction: always-on IT load per zone, fraction of its design IT.
@@ -125,9 +126,9 @@ class ClusterConfig:
             raise ValueError("n_windows and steps_per_window must be >= 1 and dt_s > 0")
         if not self.team_kinds:
             raise ValueError("team_kinds needs at least one team")
-        unknown = set(self.team_kinds) - {"cooperative", "strategic", "adaptive", "learner"}
+        unknown = set(self.team_kinds) - {"cooperative", "strategic", "adaptive", "injecting", "learner"}
         if unknown:
-            raise ValueError(f"unknown team kind(s) {sorted(unknown)}; use cooperative, strategic, adaptive, learner")
+            raise ValueError(f"unknown team kind(s) {sorted(unknown)}; use cooperative, strategic, adaptive, injecting, learner")
         for zone in self.zones:
             if zone.gpu_type not in GPU_TYPE_NAMES:
                 raise ValueError(f"zone {zone.name}: unknown gpu_type {zone.gpu_type!r}; known: {GPU_TYPE_NAMES}")

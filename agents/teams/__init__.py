@@ -1,8 +1,11 @@
-"""Job-submitting teams: cooperative (honest), strategic and adaptive strategic (misreporting), learner."""
+"""Job-submitting teams: cooperative (honest), strategic, adaptive strategic and prompt-injecting strategic
+(misreporting), learner. Any team can run in honest mode (``honest_twin_factory``: same jobs, honest
+statements)."""
 
 from dcops.agents.teams.adaptive import AdaptiveStrategicTeam
-from dcops.agents.teams.base import TACTIC_KINDS, Team, TeamFeedback
+from dcops.agents.teams.base import TACTIC_KINDS, Team, TeamFeedback, honest_twin_factory
 from dcops.agents.teams.cooperative import CooperativeTeam
+from dcops.agents.teams.injecting import INJECTIONS, InjectingStrategicTeam
 from dcops.agents.teams.learner import LearnerTeam
 from dcops.agents.teams.strategic import StrategicTeam
 
@@ -10,6 +13,7 @@ TEAM_CLASSES = {
     "cooperative": CooperativeTeam,
     "strategic": StrategicTeam,
     "adaptive": AdaptiveStrategicTeam,
+    "injecting": InjectingStrategicTeam,
     "learner": LearnerTeam,
 }
 
@@ -23,6 +27,7 @@ def make_team(kind: str) -> Team:
 
 
 __all__ = [
-    "TACTIC_KINDS", "TEAM_CLASSES", "AdaptiveStrategicTeam", "CooperativeTeam", "LearnerTeam", "StrategicTeam",
-    "Team", "TeamFeedback", "make_team",
+    "INJECTIONS", "TACTIC_KINDS", "TEAM_CLASSES", "AdaptiveStrategicTeam", "CooperativeTeam",
+    "InjectingStrategicTeam", "LearnerTeam", "StrategicTeam", "Team", "TeamFeedback", "honest_twin_factory",
+    "make_team",
 ]

@@ -43,13 +43,13 @@ class AdaptiveStrategicTeam(StrategicTeam):
             self.times_flagged += 1
         for tactic in TACTIC_KINDS:
             if tactic in flagged:
-                self.cooldown[tactic] = int(self.rng.integers(2, 4))
+                self.cooldown[tactic] = int(self.tactic_rng.integers(2, 4))
             elif self.cooldown[tactic] > 0:
                 self.cooldown[tactic] -= 1
         suppressed = [t for t in TACTIC_KINDS if self.cooldown[t] > 0]
         free = [t for t in TACTIC_KINDS if self.cooldown[t] == 0]
         if suppressed and free and (self.shift_to is None or self.shift_to not in free):
-            self.shift_to = free[int(self.rng.integers(len(free)))]
+            self.shift_to = free[int(self.tactic_rng.integers(len(free)))]
         elif not suppressed or not free:
             self.shift_to = None
         for tactic in TACTIC_KINDS:

@@ -17,13 +17,22 @@ priority is one level off with probability 0.1; the stated deadline is one windo
 (a safety margin) or late with probability 0.05; the stated flexibility is flipped with probability 0.08; a
 CRITICAL job with no deadline slack is described as urgent half the time.
 Strategic teams then misreport on top (``dcops.agents.teams.strategic``).
+
+**Two random streams.** Jobs and honest estimates come from the team's generator (``rng`` of :meth:`reset`) in
+one fixed-size block per window; everything a team does *on purpose* (tactic set-up at reset, per-request
+misreporting, injected text, adaptive reactions to flags) comes from a second generator spawned from the first
+at reset (:attr:`TeamBase.tactic_rng`, ``Generator.spawn``, which does not advance the job stream). So what a
+team needs (its truth, its honest statements, its number of requests) never depends on how it games, and a
+team in **honest mode** (``honest=True``, or its neutral id in ``honest_agents``; see
+:func:`honest_twin_factory`) submits exactly the same jobs with exactly the honest statements, request by
+request: the twin that the evaluation's gaming payoff (``dcops.evaluation``) compares against.
 """
 
 from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -101,26 +110,39 @@ class TeamBase:
     kind: str = "cooperative"
     team_id: str = ""
     history: list[Submission] = field(default_factory=list)
+    honest: bool = False
+    """Honest mode: state every request honestly (no tactics, no injected text), same jobs (module
+    docstring)."""
+    honest_agents: frozenset[str] = frozenset()
+    """Neutral team ids for which this team runs in honest mode (the env assigns ids at reset)."""
 
     def reset(self, team_id: str, rng: np.random.Generator, config: Any) -> None:
         self.team_id = team_id
         self.rng = rng
+        self.tactic_rng = rng.spawn(1)[0]
         self.config = config
         self.profile = TeamProfile.draw(rng)
         self.history = []
+        self.honest_mode = self.honest or team_id in self.honest_agents
         self._reset_tactics()
 
     def _reset_tactics(self) -> None:
         return None
 
     # ------------------------------------------------------------------ drafting
-    # Random numbers come from the team's numpy generator in one block per window (``rng.random``), consumed in
-    # order through an iterator: one generator call per window instead of a dozen per request keeps the
+    # Random numbers come from the team's numpy generator in one block per window (``rng.random``), consumed
+    # in order through an iterator: one generator call per window instead of a dozen per request keeps the
     # environment fast, and the draws stay seeded and reproducible.
+    # Tactics draw from their own stream (``tactic_rng``), also one block per window, of
+    # ``TACTIC_DRAWS_PER_REQUEST`` per request slot; 0 (honest teams) skips the block.
     DRAWS_PER_REQUEST = 24
+    TACTIC_DRAWS_PER_REQUEST = 0
 
     def draws(self, n: int) -> Iterator[float]:
         return iter(self.rng.random(n).tolist())
+
+    def tactic_draws(self, n: int) -> Iterator[float]:
+        return iter(self.tactic_rng.random(n).tolist()) if n > 0 else iter(())
 
     def n_requests(self, u: Iterator[float]) -> int:
         rate = self.profile.rate
@@ -170,15 +192,21 @@ class TeamBase:
 
     def state(self, draft: Draft, window: int, stated: dict[str, Any], slot: int, action: Any,
               u: Iterator[float]) -> set[str]:
-        """Misreport in place on ``stated``; return the tactics applied. Honest teams apply none."""
+        """Misreport in place on ``stated``; return the tactics applied. Honest teams apply none. ``u`` yields
+        draws of the tactic stream (never the job stream: module docstring)."""
         return set()
+
+    def describe_request(self, draft: Draft, stated: dict[str, Any], request_id: str) -> str:
+        """The free-text description: the job type's template, with the urgency claim when stated."""
+        job_type = draft.job_type
+        description = job_type.description.format(gpus=draft.gpus, gpu_type=job_type.gpu_type,
+                                                  hours=f"{stated['duration_h']:g}")
+        return "URGENT, blocking a launch: " + description if stated["urgent"] else description
 
     def build(self, draft: Draft, window: int, stated: dict[str, Any], tactics: set[str], request_id: str) -> Submission:
         job_type = draft.job_type
         hours = stated["duration_h"]
-        description = job_type.description.format(gpus=draft.gpus, gpu_type=job_type.gpu_type, hours=f"{hours:g}")
-        if stated["urgent"]:
-            description = "URGENT, blocking a launch: " + description
+        description = self.describe_request(draft, stated, request_id)
         request = Request(
             request_id=request_id, team=self.team_id, job_type=job_type.name, description=description, kw=draft.kw,
             duration_h=hours, gpus=draft.gpus, gpu_type=job_type.gpu_type, priority=_PRIORITIES[stated["priority"]],
@@ -192,18 +220,19 @@ class TeamBase:
         """This window's requests; ``new_id`` hands out request ids (the env's neutral numbering)."""
         self.observe(feedback)
         u = self.draws(self.config.max_requests_per_team * (self.DRAWS_PER_REQUEST + 1))
+        t = self.tactic_draws(self.config.max_requests_per_team * self.TACTIC_DRAWS_PER_REQUEST)
         submissions = []
         for slot in range(self.n_requests(u)):
             draft = self.draft(window, u)
             stated = self.honest_statement(draft, window, u)
-            tactics = self.state(draft, window, stated, slot, action, u)
+            tactics = set() if self.honest_mode else self.state(draft, window, stated, slot, action, t)
             request_id = new_id() if new_id is not None else f"{self.team_id}-{window}-{slot}"
             submissions.append(self.build(draft, window, stated, tactics, request_id))
         self.history.extend(submissions)
         return submissions
 
     def observe(self, feedback: TeamFeedback | None) -> None:
-        """React to last window's public feedback (adaptive teams do)."""
+        """React to last window's public feedback (adaptive teams do, from ``tactic_rng``)."""
         return None
 
     def describe(self) -> dict[str, Any]:
@@ -218,3 +247,26 @@ def stated_earliest_window(window: int, stated_duration_h: float, config: Any) -
     a team claiming an impossible deadline would be caught at once)."""
     window_h = config.steps_per_window * config.dt_s / 3600.0
     return window + max(1, math.ceil(stated_duration_h / window_h - 1e-9)) - 1
+
+
+def honest_twin_factory(honest_agents: Iterable[str], factory: Callable[[str], Any] | None = None,
+                        ) -> Callable[[str], Any]:
+    """A ``team_factory`` for ``dcops.parallel_env``: teams as ``factory`` (default ``make_team``) makes them,
+    except that those that get a neutral id in ``honest_agents`` run in honest mode (module docstring). The
+    env seeds the id-to-kind shuffle independently of the teams, so on the same seed the ids name the same
+    teams."""
+    agents = frozenset(honest_agents)
+
+    def make(kind: str) -> Any:
+        if factory is None:
+            from dcops.agents.teams import make_team
+
+            team = make_team(kind)
+        else:
+            team = factory(kind)
+        if not hasattr(team, "honest_agents"):
+            raise TypeError(f"team kind {kind!r} ({type(team).__name__}) has no honest mode")
+        team.honest_agents = agents
+        return team
+
+    return make

@@ -29,9 +29,10 @@ class StrategicTeam(TeamBase):
     """Inflates priority, compresses deadlines and hides carbon flexibility (module docstring)."""
 
     kind: str = "strategic"
+    TACTIC_DRAWS_PER_REQUEST = 8
 
     def _reset_tactics(self) -> None:
-        rng = self.rng
+        rng = self.tactic_rng
         active = {t: bool(rng.random() < 0.7) for t in TACTIC_KINDS}
         if not any(active.values()):
             active[TACTIC_KINDS[int(rng.integers(len(TACTIC_KINDS)))]] = True
@@ -49,7 +50,7 @@ class StrategicTeam(TeamBase):
 def apply_tactics(u: Iterator[float], draft: Draft, window: int, stated: dict[str, Any],
                   intensity: dict[str, float], config: Any) -> set[str]:
     """Apply each tactic with its intensity (module docstring); edit ``stated``; return those applied.
-    ``u`` yields uniform draws (the team's per-window block)."""
+    ``u`` yields uniform draws (the team's per-window tactic block; at most 6 per request)."""
     applied: set[str] = set()
     truth = draft.truth
     if intensity["priority_inflation"] > 0 and next(u) < intensity["priority_inflation"]:

@@ -1,4 +1,5 @@
-"""Teams: honest with honest noise, strategic with per-episode tactics, adaptive to flags, learner by action."""
+"""Teams: honest with honest noise, strategic with per-episode tactics, adaptive to flags, learner by
+action."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ import numpy as np
 import pytest
 
 from dcops.agents.teams import (
+    INJECTIONS,
     AdaptiveStrategicTeam,
     CooperativeTeam,
+    InjectingStrategicTeam,
     LearnerTeam,
     StrategicTeam,
     TeamFeedback,
+    honest_twin_factory,
     make_team,
 )
 from dcops.cluster.config import ClusterConfig
@@ -30,7 +34,7 @@ def flat(windows: list) -> list:
     return [s for window in windows for s in window]
 
 
-@pytest.mark.parametrize("kind", ["cooperative", "strategic", "adaptive", "learner"])
+@pytest.mark.parametrize("kind", ["cooperative", "strategic", "adaptive", "injecting", "learner"])
 def test_every_team_submits_in_every_window_including_the_last(kind):
     per_window = submissions(make_team(kind), seed=1)
     assert all(1 <= len(w) <= CONFIG.max_requests_per_team for w in per_window)
@@ -111,8 +115,13 @@ def test_adaptive_team_misreports_less_while_flagged_than_while_unwatched():
         applied = []
         for seed in range(30):
             team = AdaptiveStrategicTeam()
-            per_window = submissions(team, seed, feedback=lambda w: TeamFeedback(w, frozenset(
-                {"pattern_gaming"} if flag_every_window else set())))
+            per_window = submissions(
+                team,
+                seed,
+                feedback=lambda w: TeamFeedback(
+                    w, frozenset({"pattern_gaming"} if flag_every_window else set())
+                ),
+            )
             applied += [bool(s.tactics) for s in flat(per_window[1:])]
         return float(np.mean(applied))
 
@@ -129,3 +138,101 @@ def test_learner_team_misreports_exactly_as_its_action_says():
     for s in inflated:
         assert int(s.request.priority) == 3 or int(s.truth.true_priority) == 3
     assert team.submit(2, None, action="garbage")  # a malformed action means honest statements, no crash
+
+
+# ---------------------------------------------------------------- honest mode, separate streams, injection
+def truth_rows(per_window: list) -> list:
+    return [
+        (s.request.request_id, s.request.job_type, s.request.kw, s.request.gpus, s.truth)
+        for s in flat(per_window)
+    ]
+
+
+def statements(per_window: list) -> list:
+    return [
+        (
+            s.request.priority,
+            s.request.deadline_window,
+            s.request.carbon_flexible,
+            s.request.duration_h,
+            s.request.description,
+        )
+        for s in flat(per_window)
+    ]
+
+
+@pytest.mark.parametrize("kind", ["strategic", "adaptive", "injecting"])
+@pytest.mark.parametrize("seed", [0, 7, 23])
+def test_honest_twin_draws_the_same_jobs_and_states_them_like_a_cooperative_team(kind, seed):
+    def flags(w):  # an adaptive team reacts to flags: its tactic draws change, its jobs must not
+        return TeamFeedback(w, frozenset({"pattern_gaming"} if w % 2 else set()))
+
+    gaming = submissions(make_team(kind), seed, feedback=flags)
+    twin_team = make_team(kind)
+    twin_team.honest = True
+    twin = submissions(twin_team, seed, feedback=flags)
+    cooperative = submissions(CooperativeTeam(), seed)
+    assert truth_rows(gaming) == truth_rows(twin) == truth_rows(cooperative)
+    assert statements(twin) == statements(cooperative)
+    assert all(not s.tactics for s in flat(twin))
+    assert statements(gaming) != statements(twin)  # the gaming team does misreport on these seeds
+
+
+def test_a_cooperative_team_and_its_honest_twin_are_identical():
+    for seed in range(5):
+        twin = CooperativeTeam(honest=True)
+        assert statements(submissions(CooperativeTeam(), seed)) == statements(submissions(twin, seed))
+        assert truth_rows(submissions(CooperativeTeam(), seed)) == truth_rows(submissions(twin, seed))
+
+
+def test_honest_twin_factory_makes_only_the_named_ids_honest():
+    factory = honest_twin_factory({"team_1"})
+    a, b = factory("strategic"), factory("strategic")
+    a.reset("team_0", np.random.default_rng(3), CONFIG)
+    b.reset("team_1", np.random.default_rng(3), CONFIG)
+    assert not a.honest_mode and b.honest_mode
+    with pytest.raises(TypeError, match="honest mode"):
+        honest_twin_factory({"team_0"}, factory=lambda kind: object())("strategic")
+
+
+def test_injecting_team_writes_an_injection_naming_its_own_request_into_every_description():
+    team = make_team("injecting")
+    assert isinstance(team, InjectingStrategicTeam)
+    subs = flat([flat(submissions(make_team("injecting"), seed=s)) for s in range(10)])
+    used = set()
+    for s in subs:
+        texts = [
+            i
+            for i, (_, template) in enumerate(INJECTIONS)
+            if template.format(request_id=s.request.request_id) in s.request.description
+        ]
+        assert len(texts) == 1, s.request.description
+        used |= set(texts)
+        if "{request_id}" in INJECTIONS[texts[0]][1]:
+            assert s.request.request_id in s.request.description
+        assert "URGENT" not in s.request.description.replace("URGENT, blocking a launch: ", "", 1)
+    assert used == set(range(len(INJECTIONS)))  # every documented kind is drawn
+    # it games like a strategic team on top
+    assert np.mean([int(s.request.priority) - int(s.truth.true_priority) for s in subs]) > 0.3
+
+
+def test_injecting_team_uses_the_env_request_ids_when_given():
+    team = make_team("injecting")
+    team.reset("team_0", np.random.default_rng(0), CONFIG)
+    ids = iter(f"r{i:04d}" for i in range(1, 100))
+    for s in team.submit(0, None, new_id=lambda: next(ids)):
+        assert s.request.request_id.startswith("r0")
+        assert "team_0-" not in s.request.description
+
+
+@pytest.mark.parametrize("seed", [0, 5, 11])
+def test_injecting_team_misreports_exactly_like_a_strategic_team_and_only_adds_text(seed):
+    injecting = flat(submissions(make_team("injecting"), seed))
+    strategic = flat(submissions(make_team("strategic"), seed))
+    assert len(injecting) == len(strategic)
+    for a, b in zip(injecting, strategic, strict=True):
+        assert a.truth == b.truth and a.tactics == b.tactics
+        fields = ("priority", "deadline_window", "carbon_flexible", "duration_h", "kw", "gpus", "request_id")
+        assert all(getattr(a.request, f) == getattr(b.request, f) for f in fields)
+        assert a.request.description.startswith(b.request.description + " ")
+        assert a.request.description != b.request.description

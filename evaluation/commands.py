@@ -1,0 +1,188 @@
+"""``dcops eval``: the scripted-team adversarial evaluation matrix (argparse only; heavy imports inside
+``run``).
+
+``--quick`` is the documented small subset (:data:`QUICK`): every baseline and the hindsight bound, every team
+mix and condition, seeds 0–2 (60 cells per baseline, 300 in all, plus 12 bounds), under
+``reports/eval/quick``. The default matrix is the same with seeds 0–19 (2,000 scheduler cells and 80 bounds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import time
+from typing import Any
+
+from dcops.cli import Command
+
+DEFAULT_REFERENCE = "priority_threshold"
+QUICK = {"seeds": 3}
+"""``--quick``: seeds 0–2 (everything else as the default matrix), written to ``reports/eval/quick``."""
+
+
+def _csv(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="the small documented subset (seeds 0-2; every scheduler, mix, condition); name 'quick'",
+    )
+    parser.add_argument(
+        "--name",
+        default=None,
+        help="run name: output under <out>/<name> (default 'default', or 'quick' with --quick)",
+    )
+    parser.add_argument("--out", default="reports/eval", help="output root folder")
+    parser.add_argument(
+        "--schedulers",
+        default=None,
+        help="comma-separated scheduler names (default: every baseline and hindsight_bound)",
+    )
+    parser.add_argument(
+        "--policy",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="add a scheduler: 'module:callable' (returns an object with decide(view)), an http(s) "
+        "URL (POST the view as JSON, answer {'decisions': [...]}) or 'llm:constrained', 'llm:fewshot', "
+        "'llm:grpo@<adapter dir>' (slow: use few workers); repeatable",
+    )
+    parser.add_argument("--mixes", default=None, help="comma-separated team mixes (default: all)")
+    parser.add_argument("--conditions", default=None, help="comma-separated conditions (default: all)")
+    parser.add_argument(
+        "--seeds", type=int, default=None, help="number of seeds, 0..N-1 (default 20; 3 with --quick)"
+    )
+    parser.add_argument("--n-windows", type=int, default=8, help="admission windows per episode (default 8)")
+    parser.add_argument(
+        "--reference", default=DEFAULT_REFERENCE, help="reference scheduler of the paired comparisons"
+    )
+    parser.add_argument("--workers", type=int, default=2, help="local worker processes (or Ray CPUs)")
+    parser.add_argument(
+        "--ray", action="store_true", help="spread cells over Ray (ray.init(); local if no address)"
+    )
+    parser.add_argument(
+        "--ray-address", default=None, help="Ray cluster address (with --ray; default: local Ray)"
+    )
+    parser.add_argument("--serial", action="store_true", help="run in this process (debugging)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from dcops.evaluation.executor import run_matrix
+    from dcops.evaluation.matrix import BOUND, CONDITIONS, MIXES, build_matrix
+    from dcops.evaluation.policies import baseline_names, llm_available, make_policy, validate_scheduler
+    from dcops.evaluation.report import versions, write
+    from dcops.evaluation.store import CellStore
+
+    schedulers = _csv(args.schedulers) if args.schedulers else [*baseline_names(), BOUND]
+    schedulers += [p for p in args.policy if p not in schedulers]
+    try:
+        for name in schedulers:
+            validate_scheduler(name)
+            if name.startswith("llm:") and not llm_available():
+                raise ValueError(
+                    f"scheduler {name!r}: dcops.agents.llm.scheduler.make_llm_scheduler is not importable"
+                )
+            if name != BOUND and not name.startswith(("http://", "https://", "llm:")):
+                make_policy(name)  # fail here, not in a worker, on a bad module:callable
+    except (ValueError, RuntimeError) as error:
+        raise SystemExit(f"--schedulers/--policy: {error}") from None
+    n_seeds = args.seeds if args.seeds is not None else (QUICK["seeds"] if args.quick else 20)
+    if n_seeds < 1:
+        raise SystemExit("--seeds: must be >= 1")
+    mixes = _csv(args.mixes) if args.mixes else list(MIXES)
+    conditions = _csv(args.conditions) if args.conditions else list(CONDITIONS)
+    seeds = list(range(n_seeds))
+    try:
+        cells = build_matrix(schedulers, mixes, conditions, seeds, args.n_windows)
+    except ValueError as error:
+        raise SystemExit(f"--mixes/--conditions/--schedulers: {error}") from None
+    name = args.name or ("quick" if args.quick else "default")
+    out = Path(args.out) / name
+    executor = "ray" if args.ray else ("serial" if args.serial else "local")
+    store = CellStore(out / "cells.jsonl")
+    print(f"dcops eval: {len(cells)} cells -> {out} ({executor}, {args.workers} workers)", file=sys.stderr)
+    already = len(set(store.load()) & {c.cell_id for c in cells})
+    start = time.perf_counter()
+    rows = run_matrix(
+        cells,
+        store,
+        executor=executor,
+        workers=args.workers,
+        progress=not args.no_progress,
+        ray_address=args.ray_address,
+    )
+    wall = time.perf_counter() - start
+    meta = {
+        "name": name,
+        "command": shlex.join(["dcops", *sys.argv[1:]])
+        if sys.argv[1:2] == ["eval"]
+        else "dcops eval " + " ".join(_argv(args)),
+        "versions": versions(),
+        "schedulers": schedulers,
+        "mixes": mixes,
+        "conditions": conditions,
+        "seeds": seeds,
+        "n_windows": args.n_windows,
+        "executor": executor,
+        "workers": args.workers,
+        "wall_s": wall,
+        "cells": len(cells),
+        "cells_resumed": already,
+        "llm_available": llm_available(),
+        "cell_seconds": sum(r.get("wall_s", 0.0) for r in rows.values()),
+    }
+    meta["invocations"] = _previous_invocations(out / "run.json") + [
+        {"command": meta["command"], "wall_s": wall, "cells_computed": len(cells) - already}
+    ]
+    paths = write(rows, meta, out, args.reference)
+    print((out / "headline.md").read_text())
+    print(f"{len(cells)} cells in {wall:.0f} s; wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+def _previous_invocations(path: Any) -> list[dict[str, Any]]:
+    """The invocations recorded in an earlier ``run.json`` of this run folder (resumed runs keep their history)."""
+    import json
+
+    try:
+        return list(json.loads(path.read_text()).get("invocations", []))
+    except (OSError, ValueError, AttributeError):
+        return []
+
+
+def _argv(args: argparse.Namespace) -> list[str]:
+    """A reconstruction of the arguments when not run from the ``dcops`` script (e.g. tests)."""
+    out = ["--quick"] if args.quick else []
+    for flag, value in (
+        ("--name", args.name),
+        ("--schedulers", args.schedulers),
+        ("--mixes", args.mixes),
+        ("--conditions", args.conditions),
+        ("--seeds", args.seeds),
+    ):
+        if value is not None:
+            out += [flag, str(value)]
+    out += [f"--policy={p}" for p in args.policy]
+    return (
+        out
+        + ["--n-windows", str(args.n_windows), "--workers", str(args.workers)]
+        + (["--ray"] if args.ray else [])
+    )
+
+
+COMMANDS = [
+    Command(
+        "eval",
+        "Scripted-team adversarial evaluation: schedulers x team mixes x conditions x seeds, with the "
+        "gaming payoff, paired CIs, plots; resumable",
+        _arguments,
+        _run,
+    ),
+]

@@ -1,0 +1,143 @@
+"""The evaluation matrix: team mixes, conditions, seeds, and the cells they make with the schedulers.
+
+A **cell** is one (scheduler, team mix, condition, seed): one episode of ``datacenter_ops_v0`` with that
+scheduler, plus one *honest-twin* episode per gaming team of the mix (same seed, that team in honest mode,
+everything else equal: ``dcops.agents.teams.honest_twin_factory``) for the gaming payoff. The hindsight bound
+is a scheduler row of its own (``hindsight_bound``): its cell computes the MILP bound of the episode's
+arrivals. The arrivals depend on the seed only: not on the scheduler, and not on the mix either, since a
+team's job draws are independent of its kind and tactics (``dcops.agents.teams.base``) and every mix has 4
+teams. So the bound has one cell per (condition, seed), with mix :data:`ALL_MIXES`; the report checks that the
+arrivals fingerprints agree before it divides by a bound.
+
+**Team mixes** (4 teams, neutral ids shuffled per seed by the env):
+
+=================  ============================================================================
+``honest``         4 cooperative teams
+``one_strategic``  3 cooperative + 1 strategic
+``two_strategic``  2 cooperative + 2 strategic
+``adaptive``       3 cooperative + 1 adaptive strategic (backs off when flagged)
+``injecting``      3 cooperative + 1 prompt-injecting strategic (``dcops.agents.teams.injecting``)
+=================  ============================================================================
+
+**Conditions** (every one: a 12 h episode from 2026-07-15 06:00, 8 windows of 1.5 h, the env's defaults
+otherwise; no random faults, so that conditions differ only where named):
+
+================  ===========================================================================================
+``normal``        Leesburg, Virginia (data-center alley; temperate July), PJM grid, no fault
+``chiller_trip``  as normal, and chiller 0 of 2 (half the plant) trips 3 h in (start of window 2), for good
+``hot_climate``   Phoenix in July (the hottest built-in site), PJM grid, no fault
+``dirty_grid``    Leesburg, Arizona Public Service grid (AZPS: the most carbon-intensive built-in profile,
+                  ≈ 590 gCO2/kWh in July against PJM's ≈ 390), no fault
+================  ===========================================================================================
+
+**Seeds**: 0–19 by default (:data:`DEFAULT_SEEDS`); the same seeds for every scheduler, so comparisons pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+DEFAULT_SEEDS: tuple[int, ...] = tuple(range(20))
+"""Seeds of the full evaluation (fixed; the report lists them)."""
+
+MIXES: dict[str, tuple[str, ...]] = {
+    "honest": ("cooperative", "cooperative", "cooperative", "cooperative"),
+    "one_strategic": ("cooperative", "cooperative", "cooperative", "strategic"),
+    "two_strategic": ("cooperative", "cooperative", "strategic", "strategic"),
+    "adaptive": ("cooperative", "cooperative", "cooperative", "adaptive"),
+    "injecting": ("cooperative", "cooperative", "cooperative", "injecting"),
+}
+"""Team kinds of each mix (``dcops.agents.teams.TEAM_CLASSES``)."""
+
+GAMING_KINDS = frozenset({"strategic", "adaptive", "injecting"})
+"""Team kinds that misreport on purpose (each gets an honest twin for its payoff)."""
+
+_LEESBURG = {"climate": "leesburg", "grid_region": "PJM", "faults": ()}
+WINDOW_S = 18 * 300.0
+
+
+def _chiller_trip() -> dict[str, Any]:
+    from dcops.physics.faults import ChillerTrip
+
+    return {**_LEESBURG, "faults": (ChillerTrip(start_s=2 * WINDOW_S, chiller=0),)}
+
+
+CONDITIONS: dict[str, Any] = {
+    "normal": lambda: dict(_LEESBURG),
+    "chiller_trip": _chiller_trip,
+    "hot_climate": lambda: {**_LEESBURG, "climate": "phoenix"},
+    "dirty_grid": lambda: {**_LEESBURG, "grid_region": "AZPS"},
+}
+"""Condition name -> a function returning its ``dcops.parallel_env`` keyword arguments (module docstring)."""
+
+BOUND = "hindsight_bound"
+"""The scheduler name of the hindsight-bound row."""
+ALL_MIXES = "all"
+"""The mix of a bound cell (the bound of a (condition, seed) serves every mix: module docstring)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of the matrix. ``n_windows`` is part of the identity so a shortened run never resumes a full
+    one."""
+
+    scheduler: str
+    mix: str
+    condition: str
+    seed: int
+    n_windows: int = 8
+
+    @property
+    def cell_id(self) -> str:
+        return f"{self.scheduler}|{self.mix}|{self.condition}|{self.seed}|w{self.n_windows}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def env_config(mix: str, condition: str, n_windows: int = 8) -> dict[str, Any]:
+    """``dcops.parallel_env`` keyword arguments of a (mix, condition) (module docstring)."""
+    if mix == ALL_MIXES:
+        mix = next(iter(MIXES))
+    if mix not in MIXES:
+        raise ValueError(f"mix: unknown {mix!r}; known: {sorted(MIXES)}")
+    if condition not in CONDITIONS:
+        raise ValueError(f"condition: unknown {condition!r}; known: {sorted(CONDITIONS)}")
+    if n_windows < 1:
+        raise ValueError(f"n_windows: must be >= 1, got {n_windows}")
+    return {**CONDITIONS[condition](), "n_windows": n_windows}
+
+
+def build_matrix(
+    schedulers: Sequence[str],
+    mixes: Sequence[str] = tuple(MIXES),
+    conditions: Sequence[str] = tuple(CONDITIONS),
+    seeds: Sequence[int] = DEFAULT_SEEDS,
+    n_windows: int = 8,
+) -> list[Cell]:
+    """Every cell; the bound row once per (condition, seed) when ``hindsight_bound`` is among the
+    schedulers."""
+    for field, values, known in (("mix", mixes, MIXES), ("condition", conditions, CONDITIONS)):
+        unknown = [v for v in values if v not in known]
+        if unknown:
+            raise ValueError(f"{field}: unknown {unknown}; known: {sorted(known)}")
+    if not schedulers or not mixes or not conditions or not seeds:
+        raise ValueError("the matrix needs at least one scheduler, mix, condition and seed")
+    if len(set(schedulers)) != len(schedulers):
+        raise ValueError(f"schedulers: duplicate names in {list(schedulers)}")
+    cells = [
+        Cell(BOUND, ALL_MIXES, c, int(seed), n_windows)
+        for c in conditions
+        for seed in seeds
+        if BOUND in schedulers
+    ]
+    return cells + [
+        Cell(s, m, c, int(seed), n_windows)
+        for m in mixes
+        for c in conditions
+        for seed in seeds
+        for s in schedulers
+        if s != BOUND
+    ]

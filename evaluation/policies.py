@@ -1,0 +1,122 @@
+"""Scheduler names of the evaluation, and the policies they build.
+
+A scheduler is named by one of:
+
+- a baseline of ``dcops.agents.schedulers.BASELINES`` (``priority_threshold``, ``earliest_deadline``, …);
+- ``hindsight_bound``: the MILP upper bound row (``dcops.cluster.hindsight``; not a policy, see ``runner``);
+- ``llm:<mode>`` with mode ``constrained`` or ``fewshot``, or ``llm:grpo@<adapter dir>``: the language-model
+  scheduler, ``dcops.agents.llm.scheduler.make_llm_scheduler(mode[, adapter=dir])`` (opt-in: slow; one model
+  per worker process, so use few ``--workers``);
+- ``module:callable``: a user policy; ``callable()`` returns an object with ``decide(view) -> decisions``;
+- ``http://…`` or ``https://…``: a policy served over HTTP (:class:`HttpPolicy`).
+
+**HTTP protocol** (one POST per window): the body is the window's public view as JSON
+(``infos["scheduler"]["view"]``, the same dict a Python policy gets); the answer is JSON, either a list of
+decisions or ``{"decisions": [...]}``, each ``{"request_id": "r0007", "decision": "ACCEPT" | "REJECT" |
+"DEFER", "defer_to_window": 3}`` (``defer_to_window`` only for DEFER). The env validates the decisions like
+any structured action: unknown ids, duplicates and bad windows are counted as invalid, never trusted. A
+transport error or a non-JSON answer raises (the cell fails loudly rather than scoring a silent default).
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+from dcops.evaluation.matrix import BOUND
+
+LLM_MODES = ("constrained", "fewshot", "grpo")
+
+
+def baseline_names() -> list[str]:
+    from dcops.agents.schedulers import BASELINES
+
+    return list(BASELINES)
+
+
+def validate_scheduler(name: str) -> str:
+    """Check a scheduler name's form (not that a user module imports: that happens in the worker)."""
+    if name == BOUND or name in baseline_names():
+        return name
+    if name.startswith(("http://", "https://")):
+        return name
+    if name.startswith("llm:"):
+        mode, at, adapter = name.split(":", 1)[1].partition("@")
+        if mode not in LLM_MODES:
+            raise ValueError(f"scheduler {name!r}: LLM mode must be one of {LLM_MODES}")
+        if (mode == "grpo") != bool(adapter):
+            raise ValueError(
+                f"scheduler {name!r}: 'llm:grpo@<adapter dir>' names its adapter; other modes take none"
+            )
+        return name
+    module, sep, attr = name.partition(":")
+    if sep and module and attr:
+        return name
+    raise ValueError(
+        f"scheduler {name!r}: not a baseline ({', '.join(baseline_names())}), {BOUND!r}, "
+        "'llm:<mode>', 'module:callable' or an http(s) URL"
+    )
+
+
+def llm_available() -> bool:
+    """Whether ``dcops.agents.llm.scheduler.make_llm_scheduler`` can be imported here."""
+    try:
+        from dcops.agents.llm.scheduler import make_llm_scheduler  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def make_policy(name: str) -> Any:
+    """Build the policy a scheduler name stands for (module docstring); an object with ``decide(view)``."""
+    validate_scheduler(name)
+    if name == BOUND:
+        raise ValueError(f"{BOUND!r} is a bound, not a policy")
+    from dcops.agents.schedulers import BASELINES
+
+    if name in BASELINES:
+        return BASELINES[name]()
+    if name.startswith(("http://", "https://")):
+        return HttpPolicy(name)
+    if name.startswith("llm:"):
+        try:
+            from dcops.agents.llm.scheduler import make_llm_scheduler
+        except ImportError as error:
+            raise RuntimeError(
+                f"scheduler {name!r}: the LLM scheduler is not available ({error}); install the 'llm' extra"
+            ) from error
+        mode, _, adapter = name.split(":", 1)[1].partition("@")
+        return make_llm_scheduler(mode, adapter=adapter) if adapter else make_llm_scheduler(mode)
+    from dcops.runner import load_policy
+
+    policy = load_policy(name)
+    if not callable(getattr(policy, "decide", None)):
+        raise ValueError(f"scheduler {name!r}: {type(policy).__name__} has no decide(view)")
+    return policy
+
+
+@dataclass
+class HttpPolicy:
+    """A policy behind an HTTP endpoint (module docstring: POST the view, get decisions back)."""
+
+    url: str
+    timeout_s: float = 60.0
+
+    def decide(self, view: dict[str, Any]) -> Any:
+        body = json.dumps(view, default=str).encode()
+        request = urllib.request.Request(
+            self.url, data=body, method="POST", headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+            text = response.read().decode()
+        try:
+            answer = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"policy at {self.url} answered non-JSON: {text[:200]!r}") from error
+        if isinstance(answer, dict) and "decisions" not in answer:
+            raise ValueError(
+                f"policy at {self.url}: the answer needs a 'decisions' field, got keys {sorted(answer)}"
+            )
+        return answer

@@ -1,0 +1,123 @@
+"""User policies: ``module:callable`` and an HTTP endpoint (a local FastAPI app on 127.0.0.1), and name
+checks."""
+
+from __future__ import annotations
+
+import socket
+import textwrap
+import threading
+import time
+
+import pytest
+
+from dcops.evaluation.matrix import Cell
+from dcops.evaluation.policies import HttpPolicy, make_policy, validate_scheduler
+from dcops.evaluation.runner import run_cell
+
+POLICY_MODULE = """
+from dcops.agents.schedulers import PriorityThresholdScheduler
+
+class Rejecter:
+    def decide(self, view):
+        return [{"request_id": r["request_id"], "decision": "REJECT"} for r in view["pending"]]
+
+def make_rejecter():
+    return Rejecter()
+
+def make_threshold():
+    return PriorityThresholdScheduler()
+
+def not_a_policy():
+    return 42
+"""
+
+
+@pytest.fixture
+def user_module(tmp_path, monkeypatch):
+    (tmp_path / "my_eval_policies.py").write_text(textwrap.dedent(POLICY_MODULE))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return "my_eval_policies"
+
+
+def test_module_callable_policy_plays_a_cell_like_the_builtin_it_wraps(user_module):
+    wrapped = run_cell(Cell(f"{user_module}:make_threshold", "one_strategic", "normal", 0, n_windows=3))
+    builtin = run_cell(Cell("priority_threshold", "one_strategic", "normal", 0, n_windows=3))
+    skip = {"cell_id", "scheduler", "wall_s"}
+    assert {k: v for k, v in wrapped.items() if k not in skip} == {
+        k: v for k, v in builtin.items() if k not in skip
+    }
+    rejecting = run_cell(Cell(f"{user_module}:make_rejecter", "honest", "normal", 0, n_windows=2))
+    assert rejecting["value_completed"] == 0.0 and rejecting["invalid_rate"] == 0.0
+
+
+def test_bad_policy_names_fail_with_the_name(user_module):
+    with pytest.raises(ValueError, match="no decide"):
+        make_policy(f"{user_module}:not_a_policy")
+    with pytest.raises(ValueError, match="has no"):
+        make_policy(f"{user_module}:missing")
+    with pytest.raises(ValueError, match="cannot import"):
+        make_policy("no_such_module_xyz:f")
+    with pytest.raises(ValueError, match="LLM mode"):
+        validate_scheduler("llm:telepathy")
+    with pytest.raises(ValueError, match="adapter"):
+        validate_scheduler("llm:grpo")
+    assert validate_scheduler("llm:grpo@runs/adapter") == "llm:grpo@runs/adapter"
+    assert validate_scheduler("llm:fewshot") == "llm:fewshot"
+    with pytest.raises(ValueError, match="not a baseline"):
+        validate_scheduler("nonsense")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def endpoint():
+    """A FastAPI policy on 127.0.0.1: accepts requests of stated priority HIGH or CRITICAL, rejects the rest;
+    it also records the views it got."""
+    import uvicorn
+    from fastapi import FastAPI
+
+    app = FastAPI()
+    seen: list[dict] = []
+
+    @app.post("/decide")
+    def decide(view: dict) -> dict:
+        seen.append(view)
+        return {
+            "decisions": [
+                {
+                    "request_id": r["request_id"],
+                    "decision": "ACCEPT" if r["priority"] in ("HIGH", "CRITICAL") else "REJECT",
+                }
+                for r in view["pending"]
+            ]
+        }
+
+    @app.post("/garbage")
+    def garbage() -> dict:
+        return {"nope": 1}
+
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}", seen
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_http_policy_plays_a_cell(endpoint):
+    url, seen = endpoint
+    row = run_cell(Cell(f"{url}/decide", "one_strategic", "normal", 1, n_windows=3))
+    assert len(seen) == 3 * 2  # 3 windows, the episode and the strategic team's honest twin
+    assert row["pending_decisions"] == sum(len(v["pending"]) for v in seen[:3])
+    assert row["invalid_rate"] == 0.0 and -1.10 <= row["score"] <= 0.65
+    assert seen[0]["window"] == 0 and "pending" in seen[0]
+    with pytest.raises(ValueError, match="decisions"):
+        HttpPolicy(f"{url}/garbage").decide({"pending": []})
