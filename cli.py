@@ -33,6 +33,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dcops.server.commands",
     "dcops.runner",
     "dcops.training.cooling_commands",
+    "dcops.training.marl_commands",
 )
 
 
