@@ -24,6 +24,7 @@ class Command:
 
 
 COMMAND_MODULES: tuple[str, ...] = (
+    "dcops.agents.llm.commands",
     "dcops.cooling_report",
     "dcops.bench.commands",
     "dcops.cluster.placement.commands",
@@ -33,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dcops.server.commands",
     "dcops.runner",
     "dcops.training.cooling_commands",
+    "dcops.training.scheduler_commands",
     "dcops.training.marl_commands",
 )
 

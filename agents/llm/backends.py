@@ -1,0 +1,387 @@
+"""Backends of the LLM scheduler: one small interface, three implementations.
+
+A :class:`Backend` turns a prompt (and the window's view, for the ids and the allowed windows) into the text of
+an answer; :class:`dcops.agents.llm.scheduler.LLMScheduler` parses every answer strictly. No backend raises on
+a bad model or server: a failed call returns an empty answer, which the parser reports and defaults.
+
+- :class:`TransformersBackend`: greedy generation with a local transformers model; stops as soon as the
+  answer's JSON object closes (or cannot be one), with a budget of ``tokens_per_request`` new tokens per
+  pending request.
+- :class:`LoglikBackend` (constrained mode, for small base models): for each pending request, scores each
+  allowed decision (ACCEPT, REJECT, DEFER to the next window when one exists) by the model's log-likelihood of
+  the decision word after ``{"<id>": {"decision": "`` following the prompt, and picks the best; the answer is
+  valid by construction. Cost per window: one forward pass over the prompt (its key/value cache is then
+  reused, not recomputed; the rules-and-example head's cache is computed once for all windows, see
+  :class:`PrefixCache`) plus one batched pass over the short continuations (``chunk`` sequences at a time).
+  Each request is scored independently given the prompt (not given the other answers), which is what makes
+  the batching possible.
+- :class:`OpenAIBackend`: any OpenAI-compatible chat endpoint via the ``openai`` client (vLLM, llama.cpp
+  server, hosted APIs). With ``json_schema=True`` it asks for output constrained to the answer's JSON schema
+  (:func:`answer_schema`: exactly the pending ids, an enum of decisions and of allowed windows); a server that
+  rejects ``response_format`` is asked again without it, and the backend remembers that.
+
+torch, transformers, peft and openai are imported inside methods (``import dcops.agents.llm`` stays light).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from dcops.agents.llm.prompt import format_answer, prompt_head
+
+
+class Backend(Protocol):
+    """Turns one window's prompt into the text of an answer (see :mod:`dcops.agents.llm.parser`)."""
+
+    def answer(self, prompt: str, view: dict[str, Any]) -> str: ...
+
+
+# ---------------------------------------------------------------------------------------------- generation
+def json_object_closed(text: str) -> bool:
+    """Whether ``text`` (a completion) already holds a complete top-level JSON object, or can never start one
+    (its first non-blank character is not ``{`` or a code fence): either way, generating more is useless."""
+    s = text.lstrip()
+    if s.startswith("```"):
+        newline = s.find("\n")
+        if newline < 0:
+            return False
+        s = s[newline + 1:].lstrip()
+    if not s:
+        return False
+    if s[0] != "{":
+        return True
+    depth, in_string, escaped = 0, False, False
+    for ch in s:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth <= 0:
+                return True
+    return False
+
+
+def _stopping_criteria(tokenizer: Any, n_prompt: int) -> Any:
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    class _JsonClosed(StoppingCriteria):  # type: ignore[misc]
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> bool:
+            return json_object_closed(tokenizer.decode(input_ids[0, n_prompt:], skip_special_tokens=True))
+
+    return StoppingCriteriaList([_JsonClosed()])
+
+
+def _device(model: Any) -> Any:
+    return next(model.parameters()).device
+
+
+@dataclass
+class PrefixCache:
+    """Prompt encoding with key/value-cache reuse at two fixed cut points.
+
+    A prompt is tokenised in three pieces: the window-independent head
+    (:func:`dcops.agents.llm.prompt.prompt_head`, with the BOS token), the window's state up to the
+    descriptions block (:data:`BODY_END`), and the rest (the untrusted descriptions and ``Answer:``). The head's
+    cache is computed once per model; the body's cache is remembered for the last body seen, so deciding the same
+    window again with other descriptions (the paired prompt-injection measurement) only runs the model over the
+    descriptions. Caches are copied before use, never extended in place. They assume fixed weights: call
+    :meth:`clear` after changing the model. Prompts that do not start with a known head are encoded whole.
+    """
+
+    model: Any
+    tokenizer: Any
+    _heads: dict[str, tuple[list[int], Any]] = field(default_factory=dict, repr=False)
+    _body: tuple[tuple[str, str], list[int], Any] | None = field(default=None, repr=False)
+
+    BODY_END = "\nDescriptions (untrusted"
+
+    def clear(self) -> None:
+        self._heads.clear()
+        self._body = None
+
+    def split(self, prompt: str) -> tuple[str, str, str]:
+        """(head, body, tail); head and body are empty where the prompt does not have them."""
+        for few_shot, mask in ((True, True), (True, False), (False, True)):  # the rules-only head last
+            head = prompt_head(few_shot, mask)
+            if prompt.startswith(head):
+                rest = prompt[len(head):]
+                cut = rest.find(self.BODY_END)
+                return (head, rest[: cut + 1], rest[cut + 1:]) if cut >= 0 else (head, "", rest)
+        return "", "", prompt
+
+    def _run(self, ids: list[int], cache: Any) -> Any:
+        import torch
+
+        decoder = _split_model(self.model)[0]
+        with torch.inference_mode():
+            return decoder(input_ids=torch.tensor([ids], device=_device(self.model)), cache=cache,
+                           use_cache=True).cache
+
+    def encode(self, prompt: str) -> tuple[Any, Any, int]:
+        """(all token ids as a 1 × n tensor, a fresh copy of the cache of their first k tokens or None, k)."""
+        import torch
+
+        head, body, tail = self.split(prompt)
+        device = _device(self.model)
+        tail_ids = list(self.tokenizer(tail, add_special_tokens=not head)["input_ids"])
+        if not head:
+            return torch.tensor([tail_ids], device=device), None, 0
+        if head not in self._heads:
+            head_ids = list(self.tokenizer(head)["input_ids"])
+            self._heads[head] = (head_ids, self._run(head_ids, None))
+        head_ids, cache = self._heads[head]
+        prefix_ids = head_ids
+        if body:
+            if self._body is not None and self._body[0] == (head, body):
+                body_ids, cache = self._body[1], self._body[2]
+            else:
+                body_ids = list(self.tokenizer(body, add_special_tokens=False)["input_ids"])
+                cache = self._run(body_ids, copy.deepcopy(cache))
+                self._body = ((head, body), body_ids, cache)
+            prefix_ids = head_ids + body_ids
+        ids = torch.tensor([prefix_ids + tail_ids], device=device)
+        return ids, copy.deepcopy(cache), len(prefix_ids)
+
+
+@dataclass
+class TransformersBackend:
+    """Greedy (or sampled) generation with a local transformers causal LM (module docstring)."""
+
+    model: Any
+    tokenizer: Any
+    tokens_per_request: int = 24
+    """New-token budget per pending request (one answer line is about 12–20 Gemma tokens)."""
+    extra_tokens: int = 16
+    do_sample: bool = False
+    temperature: float = 1.0
+    errors: list[str] = field(default_factory=list)
+    _prefix: PrefixCache | None = field(default=None, repr=False)
+
+    def answer(self, prompt: str, view: dict[str, Any]) -> str:
+        import torch
+
+        try:
+            if self._prefix is None:
+                self._prefix = PrefixCache(self.model, self.tokenizer)
+            ids, cache, _ = self._prefix.encode(prompt)
+            n_prompt = ids.shape[1]
+            budget = self.extra_tokens + self.tokens_per_request * len(view["pending"])
+            sampling = {"do_sample": True, "temperature": self.temperature} if self.do_sample else \
+                {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
+            extra = {"cache": cache} if cache is not None else {}
+            with torch.inference_mode():
+                out = self.model.generate(
+                    input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=budget,
+                    stopping_criteria=_stopping_criteria(self.tokenizer, n_prompt),
+                    pad_token_id=self.tokenizer.pad_token_id, **sampling, **extra)
+            return str(self.tokenizer.decode(out[0, n_prompt:], skip_special_tokens=True))
+        except Exception as exc:  # noqa: BLE001 - a failed generation is an invalid answer, not a crash
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+            return ""
+
+
+def with_adapter(model: Any, adapter: str) -> Any:
+    """``model`` with the LoRA adapter directory ``adapter`` (peft) applied, in eval mode."""
+    from pathlib import Path
+
+    from peft import PeftModel
+
+    if not (Path(adapter) / "adapter_config.json").exists():
+        raise FileNotFoundError(f"adapter: no adapter_config.json in {adapter!r} (a peft LoRA adapter directory)")
+    wrapped = PeftModel.from_pretrained(model, adapter)
+    wrapped.eval()
+    return wrapped
+
+
+# ---------------------------------------------------------------------------------------------- constrained
+def decision_choices(view: dict[str, Any]) -> list[tuple[str, dict[str, Any] | None]]:
+    """The choice set of every request this window: (word, extra fields); DEFER only to the next window and
+    only when one exists."""
+    choices: list[tuple[str, dict[str, Any] | None]] = [("ACCEPT", None), ("REJECT", None)]
+    if view["window"] + 1 < view["n_windows"]:
+        choices.append(("DEFER", {"defer_to_window": view["window"] + 1}))
+    return choices
+
+
+def entry_prefix(request_id: str) -> str:
+    """The text before a decision word in the answer format (what the scored continuation follows)."""
+    return '{\n' + json.dumps(request_id) + ': {"decision": "'
+
+
+def _split_model(model: Any) -> tuple[Any, Any, float | None]:
+    """The decoder, the output head and the final logit soft-cap of a causal LM (peft-wrapped or not)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    softcap = getattr(base.config, "final_logit_softcapping", None)
+    return base.get_decoder(), base.get_output_embeddings(), softcap
+
+
+def continuation_logprobs(prefix: PrefixCache, prompt: str, rows: list[tuple[list[int], int]],
+                          chunk: int = 16) -> list[float]:
+    """For each row (tokens following ``prompt``, index of the first scored token), the summed log-probability
+    of the scored tokens given the prompt and the row's earlier tokens.
+
+    One forward pass over the prompt (reusing :class:`PrefixCache`), then the rows in batches of ``chunk``, each
+    batch on a copy of the prompt's cache; rows are right-padded (causal attention never lets a real token see
+    a pad, so no mask is needed) and the output head runs only at the scored positions.
+    """
+    import torch
+
+    model, tok = prefix.model, prefix.tokenizer
+    decoder, head, softcap = _split_model(model)
+    device = _device(model)
+    pad = tok.pad_token_id if tok.pad_token_id is not None else 0
+    ids, cache, n_cached = prefix.encode(prompt)
+    values: list[float] = []
+    with torch.inference_mode():
+        out = decoder(input_ids=ids[:, n_cached:], cache=cache, use_cache=True)
+        cache, last = out.cache, out.last_hidden_state[0, -1:]
+        for i in range(0, len(rows), chunk):
+            part = rows[i: i + chunk]
+            width = max(len(seq) for seq, _ in part)
+            batch = torch.full((len(part), width), pad, dtype=torch.long, device=device)
+            for b, (seq, _) in enumerate(part):
+                batch[b, : len(seq)] = torch.tensor(seq, device=device)
+            shared = copy.deepcopy(cache)
+            shared.batch_repeat_interleave(len(part))
+            hidden = decoder(input_ids=batch, cache=shared, use_cache=True).last_hidden_state
+            for b, (seq, start) in enumerate(part):
+                states = hidden[b, max(start - 1, 0): len(seq) - 1]
+                if start == 0:  # the first token is predicted by the prompt's last position
+                    states = torch.cat([last, states], dim=0)
+                logits = head(states).float()
+                if softcap:
+                    logits = torch.tanh(logits / softcap) * softcap
+                targets = torch.tensor(seq[start:], device=device)
+                values.append(float(torch.log_softmax(logits, dim=-1).gather(1, targets[:, None]).sum()))
+            del shared
+    return values
+
+
+@dataclass
+class LoglikBackend:
+    """Constrained decisions by log-likelihood scoring (module docstring)."""
+
+    model: Any
+    tokenizer: Any
+    chunk: int = 16
+    """Continuations scored per batched forward pass (memory: each carries a copy of the prompt's cache)."""
+    last_scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Log-likelihood (nats) of each choice word per request id, last window."""
+    _prefix: PrefixCache | None = field(default=None, repr=False)
+
+    def score(self, prompt: str, view: dict[str, Any]) -> dict[str, dict[str, float]]:
+        """Log-likelihood of each choice word (with its closing quote) per pending request."""
+        tok = self.tokenizer
+        words = {w: tok(w + '"', add_special_tokens=False)["input_ids"] for w, _ in decision_choices(view)}
+        keys: list[tuple[str, str]] = []
+        rows: list[tuple[list[int], int]] = []
+        for r in view["pending"]:
+            prefix = list(tok(entry_prefix(r["request_id"]), add_special_tokens=False)["input_ids"])
+            for word, ids in words.items():
+                keys.append((r["request_id"], word))
+                rows.append((prefix + list(ids), len(prefix)))
+        if self._prefix is None:
+            self._prefix = PrefixCache(self.model, tok)
+        values = continuation_logprobs(self._prefix, prompt, rows, self.chunk)
+        scores: dict[str, dict[str, float]] = {r["request_id"]: {} for r in view["pending"]}
+        for (rid, word), value in zip(keys, values, strict=True):
+            scores[rid][word] = value
+        return scores
+
+    def decide(self, prompt: str, view: dict[str, Any]) -> list[dict[str, Any]]:
+        """The highest-scoring allowed decision per pending request."""
+        scores = self.score(prompt, view)
+        self.last_scores = scores
+        extra = dict(decision_choices(view))
+        decisions = []
+        for r in view["pending"]:
+            rid = r["request_id"]
+            word = max(scores[rid], key=lambda w: scores[rid][w])
+            decisions.append({"request_id": rid, "decision": word, **(extra[word] or {})})
+        return decisions
+
+    def answer(self, prompt: str, view: dict[str, Any]) -> str:
+        return format_answer(self.decide(prompt, view))
+
+
+# ---------------------------------------------------------------------------------------------- HTTP
+def answer_schema(view: dict[str, Any]) -> dict[str, Any]:
+    """The JSON schema of a valid answer for this window: an object with exactly the pending ids as keys."""
+    windows = list(range(view["window"] + 1, view["n_windows"]))
+    decisions = ["ACCEPT", "REJECT"] + (["DEFER"] if windows else [])
+    entry = {
+        "type": "object",
+        "properties": {
+            "decision": {"type": "string", "enum": decisions},
+            "defer_to_window": {"anyOf": [{"type": "integer", "enum": windows}, {"type": "null"}]}
+            if windows else {"type": "null"},
+            "reasoning": {"type": "string"},
+        },
+        "required": ["decision", "defer_to_window", "reasoning"],
+        "additionalProperties": False,
+    }
+    ids = [r["request_id"] for r in view["pending"]]
+    return {"type": "object", "properties": {rid: entry for rid in ids}, "required": ids,
+            "additionalProperties": False}
+
+
+@dataclass
+class OpenAIBackend:
+    """An OpenAI-compatible chat-completions server (module docstring)."""
+
+    base_url: str
+    model: str
+    api_key: str = "EMPTY"
+    json_schema: bool = True
+    """Ask for JSON-schema constrained output (switched off for good if the server rejects it)."""
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    timeout_s: float = 120.0
+    errors: list[str] = field(default_factory=list)
+    _client: Any = field(default=None, repr=False)
+
+    def client(self) -> Any:
+        if self._client is None:
+            import openai
+
+            self._client = openai.OpenAI(base_url=self.base_url, api_key=self.api_key, timeout=self.timeout_s,
+                                         max_retries=1)
+        return self._client
+
+    def _request(self, prompt: str, view: dict[str, Any], constrained: bool) -> str:
+        kwargs: dict[str, Any] = {"model": self.model, "temperature": self.temperature,
+                                  "messages": [{"role": "user", "content": prompt}]}
+        if self.max_tokens is not None:
+            kwargs["max_tokens"] = self.max_tokens
+        if constrained:
+            kwargs["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": "scheduler_decisions", "strict": True, "schema": answer_schema(view)}}
+        response = self.client().chat.completions.create(**kwargs)
+        return str(response.choices[0].message.content or "")
+
+    def answer(self, prompt: str, view: dict[str, Any]) -> str:
+        import openai
+
+        try:
+            if self.json_schema:
+                try:
+                    return self._request(prompt, view, constrained=True)
+                except openai.BadRequestError as exc:  # the server does not offer response_format
+                    self.errors.append(f"response_format refused, retrying without it: {exc}")
+                    self.json_schema = False
+            return self._request(prompt, view, constrained=False)
+        except Exception as exc:  # noqa: BLE001 - a failed call is an invalid answer, not a crash
+            self.errors.append(f"{type(exc).__name__}: {exc}")
+            return ""

