@@ -4,7 +4,8 @@ A scheduler is named by one of:
 
 - a baseline of ``dcops.agents.schedulers.BASELINES`` (``priority_threshold``, ``earliest_deadline``, …);
 - ``hindsight_bound``: the MILP upper bound row (``dcops.cluster.hindsight``; not a policy, see ``runner``);
-- ``llm:<mode>`` with mode ``constrained`` or ``fewshot``, or ``llm:grpo@<adapter dir>``: the language-model
+- ``llm:<mode>`` with mode ``constrained``, ``fewshot`` or ``grpo`` (the shipped adapter), or
+  ``llm:grpo@<adapter dir>``: the language-model
   scheduler, ``dcops.agents.llm.scheduler.make_llm_scheduler(mode[, adapter=dir])`` (opt-in: slow; one model
   per worker process, so use few ``--workers``);
 - ``module:callable``: a user policy; ``callable()`` returns an object with ``decide(view) -> decisions``;
@@ -46,9 +47,9 @@ def validate_scheduler(name: str) -> str:
         mode, at, adapter = name.split(":", 1)[1].partition("@")
         if mode not in LLM_MODES:
             raise ValueError(f"scheduler {name!r}: LLM mode must be one of {LLM_MODES}")
-        if (mode == "grpo") != bool(adapter):
+        if adapter and mode != "grpo":
             raise ValueError(
-                f"scheduler {name!r}: 'llm:grpo@<adapter dir>' names its adapter; other modes take none"
+                f"scheduler {name!r}: only 'llm:grpo[@<adapter dir>]' takes an adapter; other modes take none"
             )
         return name
     module, sep, attr = name.partition(":")

@@ -60,7 +60,8 @@ def test_bad_policy_names_fail_with_the_name(user_module):
     with pytest.raises(ValueError, match="LLM mode"):
         validate_scheduler("llm:telepathy")
     with pytest.raises(ValueError, match="adapter"):
-        validate_scheduler("llm:grpo")
+        validate_scheduler("llm:constrained@runs/adapter")
+    assert validate_scheduler("llm:grpo") == "llm:grpo"  # the shipped adapter
     assert validate_scheduler("llm:grpo@runs/adapter") == "llm:grpo@runs/adapter"
     assert validate_scheduler("llm:fewshot") == "llm:fewshot"
     with pytest.raises(ValueError, match="not a baseline"):
