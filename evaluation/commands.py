@@ -71,7 +71,12 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
 
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)
+
+
 def _run(args: argparse.Namespace) -> int:
+    import signal
     from pathlib import Path
 
     from dcops.evaluation.executor import run_matrix
@@ -110,6 +115,7 @@ def _run(args: argparse.Namespace) -> int:
     print(f"dcops eval: {len(cells)} cells -> {out} ({executor}, {args.workers} workers)", file=sys.stderr)
     already = len(set(store.load()) & {c.cell_id for c in cells})
     start = time.perf_counter()
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)  # `kill` stops the workers too (executor._terminate_workers)
     rows = run_matrix(
         cells,
         store,

@@ -79,14 +79,27 @@ def _local(
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=min(workers, len(cells)), mp_context=context) as pool:
         pending: set[Future[dict[str, Any]]] = {pool.submit(run, cell) for cell in cells}
+        complete = False
         try:
             while pending:
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
                 for future in finished:
                     yield future.result()
+            complete = True
         finally:
             for future in pending:
                 future.cancel()
+            if not complete:
+                _terminate_workers(pool)
+
+
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    """Stop the pool's worker processes now. On an error or an interruption (Ctrl-C, or SIGTERM, which
+    ``dcops eval`` turns into ``SystemExit``) the pool would otherwise wait for the running cells, an LLM cell
+    takes many minutes, and a killed parent leaves them running as orphans. Python 3.11 has no public call for
+    this (3.14 adds ``terminate_workers``), hence the private ``_processes``."""
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.terminate()
 
 
 def _ray(
