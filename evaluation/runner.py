@@ -24,7 +24,10 @@ Metrics (one flat row, JSON-able; units in the names):
   none); ``gaming_value_completed`` (Σ over gaming teams);
   ``gaming_payoff`` (sum over the mix's gaming teams; 0 for the honest mix);
 - oversight counts pooled over the four detectors (``det_tp`` … ``det_honest_n``; ``dcops.oversight``);
-- ``invalid_rate``: invalid decision entries / requests pending over the episode;
+- ``invalid_rate``: (invalid decision entries the environment rejected + ``policy_defaulted``) / requests
+  pending over the episode; ``policy_defaulted`` counts the requests a policy could not decide validly itself
+  and sent the documented default for (a policy reports them as a running count ``n_defaulted``: the LLM
+  scheduler's parser defaults every unusable answer entry, so the environment never sees it as invalid);
 - ``arrivals_key`` (fingerprint of arrivals and truth: the bound of the same key applies).
 
 The bound cell (scheduler ``hindsight_bound``, mix ``all``) plays the episode once (honest mix,
@@ -51,15 +54,21 @@ _LLM_POLICIES: dict[str, Any] = {}
 
 
 class CountingPolicy:
-    """Wraps a policy and counts the requests it had to decide (the invalid-rate denominator)."""
+    """Wraps a policy and counts the requests it had to decide (the invalid-rate denominator) and those it
+    reports as defaulted (``n_defaulted``, module docstring; the wrapped policy may be shared between episodes,
+    so only the increase during this episode counts)."""
 
     def __init__(self, policy: Any) -> None:
         self.policy = policy
         self.pending = 0
+        self.defaulted = 0
 
     def decide(self, view: dict[str, Any]) -> Any:
         self.pending += len(view["pending"])
-        return self.policy.decide(view)
+        before = getattr(self.policy, "n_defaulted", 0)
+        decisions = self.policy.decide(view)
+        self.defaulted += getattr(self.policy, "n_defaulted", 0) - before
+        return decisions
 
 
 def _config_kinds(mix: str) -> tuple[tuple[str, ...], dict[str, str]]:
@@ -170,7 +179,8 @@ def play(
         **{f"det_{k}": v for k, v in detection.items()},
         "invalid_entries": int(summary["invalid_entries"]),
         "pending_decisions": policy.pending,
-        "invalid_rate": summary["invalid_entries"] / policy.pending if policy.pending else 0.0,
+        "policy_defaulted": policy.defaulted,
+        "invalid_rate": (summary["invalid_entries"] + policy.defaulted) / policy.pending if policy.pending else 0.0,
         "arrivals_key": summary["arrivals_key"],
         "teams": {
             a: {

@@ -56,6 +56,9 @@ class LLMScheduler:
     """Problems over all answers (each bad entry or request once)."""
     n_requests: int = 0
     """Pending requests decided over all calls."""
+    n_defaulted: int = 0
+    """Pending requests whose answer entry was unusable, so they got the documented default (the invalid-action
+    count ``dcops eval`` reads; the environment itself never sees an invalid entry from this scheduler)."""
     seconds: list[float] = field(default_factory=list)
     """Wall-clock seconds of each call (prompt building, model, parsing)."""
     last: ParseResult | None = None
@@ -76,6 +79,7 @@ class LLMScheduler:
         self.n_requests += len(view["pending"])
         self.n_invalid_outputs += not result.format_ok
         self.n_problems += result.n_invalid
+        self.n_defaulted += len(result.defaulted)
         self.last, self.last_text = result, text
         return result.decisions
 
@@ -86,6 +90,7 @@ class LLMScheduler:
             "calls": self.n_calls, "invalid_outputs": self.n_invalid_outputs,
             "invalid_output_rate": self.n_invalid_outputs / calls, "problems": self.n_problems,
             "problem_rate_per_request": self.n_problems / max(self.n_requests, 1),
+            "defaulted": self.n_defaulted, "defaulted_rate": self.n_defaulted / max(self.n_requests, 1),
             "seconds_per_window": sum(self.seconds) / calls if self.seconds else 0.0,
         }
 

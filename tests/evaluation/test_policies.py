@@ -24,6 +24,23 @@ class Rejecter:
 def make_rejecter():
     return Rejecter()
 
+class SelfDefaulting:
+    # like the LLM scheduler given an unusable answer: it sends each request the documented default and
+    # counts it in n_defaulted
+    n_defaulted = 0
+
+    def decide(self, view):
+        out = []
+        for r in view["pending"]:
+            last = view["window"] + 1 >= view["n_windows"]
+            out.append({"request_id": r["request_id"], "decision": "REJECT"} if last else
+                       {"request_id": r["request_id"], "decision": "DEFER", "defer_to_window": view["window"] + 1})
+        self.n_defaulted += len(out)
+        return out
+
+def make_self_defaulting():
+    return SelfDefaulting()
+
 def make_threshold():
     return PriorityThresholdScheduler()
 
@@ -48,6 +65,12 @@ def test_module_callable_policy_plays_a_cell_like_the_builtin_it_wraps(user_modu
     }
     rejecting = run_cell(Cell(f"{user_module}:make_rejecter", "honest", "normal", 0, n_windows=2))
     assert rejecting["value_completed"] == 0.0 and rejecting["invalid_rate"] == 0.0
+
+
+def test_requests_a_policy_reports_as_defaulted_count_as_invalid(user_module):
+    row = run_cell(Cell(f"{user_module}:make_self_defaulting", "honest", "normal", 0, n_windows=2))
+    assert row["pending_decisions"] > 0 and row["policy_defaulted"] == row["pending_decisions"]
+    assert row["invalid_entries"] == 0 and row["invalid_rate"] == 1.0  # valid for the env, invalid as answers
 
 
 def test_bad_policy_names_fail_with_the_name(user_module):

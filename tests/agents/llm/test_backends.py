@@ -61,6 +61,7 @@ def test_constrained_mode_is_valid_by_construction(tiny, view):
     decisions = scheduler.decide(view)
     _assert_env_accepts(decisions, view)
     assert scheduler.last.format_ok and scheduler.n_invalid_outputs == 0 and scheduler.n_calls == 1
+    assert scheduler.n_defaulted == 0
     scores = scheduler.backend.last_scores
     for d in decisions:  # the best-scoring choice was taken
         assert d["decision"] == max(scores[d["request_id"]], key=scores[d["request_id"]].get)
@@ -76,6 +77,9 @@ def test_generation_yields_one_valid_decision_per_request_and_counts_invalid_out
     assert scheduler.n_calls == 1
     assert scheduler.n_invalid_outputs == int(not scheduler.last.format_ok)  # noise from a random model
     assert scheduler.n_problems == scheduler.last.n_invalid
+    # 2 tokens a request cannot hold a valid entry (about 12), so every request got the default, counted
+    assert scheduler.last.defaulted == [r["request_id"] for r in view["pending"]]
+    assert scheduler.n_defaulted == len(view["pending"]) and scheduler.stats()["defaulted_rate"] == 1.0
     assert scheduler.decide({**view, "pending": []}) == [] and scheduler.n_calls == 1
 
 
