@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,42 +72,53 @@ def _publish(tmp: Path, folder: Path) -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def gemma_tokenizer_dir() -> Path:
-    """The Gemma tokenizer, read from the GGUF once and saved as a tokenizer folder (no weights)."""
-    folder = _folder("tokenizer")
+def _cached(kind: str, write: Callable[[Path], None]) -> Path:
+    """The cache folder ``kind``: on first use ``write(tmp)`` fills a temporary folder beside it, which is then
+    published atomically (:func:`_publish`); a failed write leaves nothing behind."""
+    folder = _folder(kind)
     if _ready(folder):
         return folder
-    from transformers import AutoTokenizer
-
-    gguf = gemma_gguf_path()
-    tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name, local_files_only=True)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".tok-", dir=folder.parent))
-    tokenizer.save_pretrained(str(tmp))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{kind}-", dir=folder.parent))
+    try:
+        write(tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     _publish(tmp, folder)
     return folder
+
+
+def gemma_tokenizer_dir() -> Path:
+    """The Gemma tokenizer, read from the GGUF once and saved as a tokenizer folder (no weights)."""
+
+    def write(tmp: Path) -> None:
+        from transformers import AutoTokenizer
+
+        gguf = gemma_gguf_path()
+        tokenizer = AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name, local_files_only=True)
+        tokenizer.save_pretrained(str(tmp))
+
+    return _cached("tokenizer", write)
 
 
 def gemma_model_dir() -> Path:
     """The dequantised Gemma 3 270M as a safetensors folder (converted from the GGUF on first use)."""
-    folder = _folder("model")
-    if _ready(folder):
-        return folder
-    from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    gguf = gemma_gguf_path()
-    model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, local_files_only=True)
-    tokenizer = AutoTokenizer.from_pretrained(str(gemma_tokenizer_dir()), local_files_only=True)
-    # The weights are already dequantised to float32; only the GGUF quantizer's marker blocks saving them.
-    model.hf_quantizer = None
-    if hasattr(model.config, "quantization_config"):
-        del model.config.quantization_config
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=".model-", dir=folder.parent))
-    model.save_pretrained(str(tmp), safe_serialization=True)
-    tokenizer.save_pretrained(str(tmp))
-    _publish(tmp, folder)
-    return folder
+    def write(tmp: Path) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        gguf = gemma_gguf_path()
+        model = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, local_files_only=True)
+        tokenizer = AutoTokenizer.from_pretrained(str(gemma_tokenizer_dir()), local_files_only=True)
+        # The weights are already dequantised to float32; only the GGUF quantizer's marker blocks saving them.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.save_pretrained(str(tmp), safe_serialization=True)
+        tokenizer.save_pretrained(str(tmp))
+
+    return _cached("model", write)
 
 
 def load_tokenizer() -> Any:

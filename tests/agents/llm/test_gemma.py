@@ -60,3 +60,26 @@ def test_the_shipped_grpo_adapter_fits_the_gemma_model():
     assert any(abs(w).max() > 0 for w in b_matrices)
     assert (SHIPPED_ADAPTER / "adapter_model.safetensors").stat().st_size < 4_000_000
     assert int((SHIPPED_ADAPTER / "STEP").read_text()) >= 1
+
+
+def test_the_conversion_cache_publishes_whole_folders_only(tmp_path, monkeypatch):
+    """A failed conversion leaves nothing behind; a finished one is published once and reused."""
+    from dcops.agents.llm.model import _cached
+
+    monkeypatch.setenv("DCOPS_MODEL_CACHE", str(tmp_path))
+    calls = []
+
+    def broken(folder):
+        (folder / "half.bin").write_bytes(b"x")
+        raise OSError("disk full")
+
+    def good(folder):
+        calls.append(folder)
+        (folder / "weights.bin").write_bytes(b"w")
+
+    with pytest.raises(OSError, match="disk full"):
+        _cached("probe", broken)
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))  # no half-written files anywhere
+    folder = _cached("probe", good)
+    assert (folder / "weights.bin").read_bytes() == b"w" and (folder / "DONE").exists()
+    assert _cached("probe", good) == folder and len(calls) == 1
