@@ -78,14 +78,10 @@ def first_last_change(values: list[float], n: int = 10) -> Change:
     n = min(n, len(finite) // 2)
     a, b = finite[:n], finite[-n:]
     ma, mb = sum(a) / n, sum(b) / n
-    va = sum((x - ma) ** 2 for x in a) / (n - 1)
-    vb = sum((x - mb) ** 2 for x in b) / (n - 1)
-    se = math.sqrt(va / n + vb / n)
-    if se == 0:
+    if max(a) == min(a) and max(b) == min(b):  # no spread: the interval is the difference itself
         return Change(n, ma, mb, mb - ma, mb - ma, mb - ma)
-    dof = (va / n + vb / n) ** 2 / ((va / n) ** 2 / (n - 1) + (vb / n) ** 2 / (n - 1)) if va + vb > 0 else n - 1
-    half = float(stats.t.ppf(0.975, dof)) * se
-    return Change(n, ma, mb, mb - ma, mb - ma - half, mb - ma + half)
+    ci = stats.ttest_ind(b, a, equal_var=False).confidence_interval(0.95)
+    return Change(n, ma, mb, mb - ma, float(ci.low), float(ci.high))
 
 
 def plot_curve(rows: list[dict[str, Any]], path: str | Path, window: int = 10, title: str = "") -> Path:

@@ -149,6 +149,16 @@ def test_first_last_change_and_moving_average():
     assert change.significant and change.ci_low > 0.9
     flat = [0.1, -0.1] * 10
     assert not first_last_change(flat, 10).significant
+    # Welch's interval, by the textbook formula (unequal variances, Welch–Satterthwaite degrees of freedom)
+    from scipy import stats
+
+    a, b = [1.0, 2.0, 3.0, 4.0], [2.0, 4.0, 7.0, 11.0]
+    va, vb = stats.tvar(a) / 4, stats.tvar(b) / 4
+    dof = (va + vb) ** 2 / (va ** 2 / 3 + vb ** 2 / 3)
+    half = stats.t.ppf(0.975, dof) * math.sqrt(va + vb)
+    welch = first_last_change(a + b, 4)
+    assert welch.diff == pytest.approx(3.5)
+    assert (welch.ci_low, welch.ci_high) == pytest.approx((3.5 - half, 3.5 + half))
     assert moving_average([1.0, 3.0, math.nan, 5.0], 2) == [1.0, 2.0, 3.0, 5.0]
     with pytest.raises(ValueError, match="at least 4"):
         first_last_change([1.0, 2.0], 10)
