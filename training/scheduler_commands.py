@@ -97,7 +97,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     p("--no-few-shot", action="store_true", help="prompt without the worked examples")
     p("--max-minutes", type=float, default=None, help="stop cleanly after this much wall time")
     p("--save-steps", type=int, default=1, help="checkpoint the adapter every N steps (default 1)")
-    p("--bf16", action=argparse.BooleanOptionalAction, default=None, help="mixed precision (default: on with CUDA)")
+    p("--bf16", action=argparse.BooleanOptionalAction, default=None,
+      help="mixed precision (default: on with CUDA; also faster on CPUs with bf16 units)")
     p("--gradient-checkpointing", action="store_true", help="trade compute for memory (large models on a GPU)")
     p("--use-vllm", action="store_true", help="generate with vLLM (TRL's use_vllm; needs `pip install vllm`)")
     p("--vllm-mode", choices=("colocate", "server"), default="colocate", help="TRL's vllm_mode (default colocate)")

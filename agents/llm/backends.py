@@ -5,8 +5,8 @@ an answer; :class:`dcops.agents.llm.scheduler.LLMScheduler` parses every answer 
 a bad model or server: a failed call returns an empty answer, which the parser reports and defaults.
 
 - :class:`TransformersBackend`: greedy generation with a local transformers model; stops as soon as the
-  answer's JSON object closes (or cannot be one), with a budget of ``tokens_per_request`` new tokens per
-  pending request.
+  answer's JSON object closes (or cannot be one) or every pending id has a complete entry
+  (:func:`answer_finished`), with a budget of ``tokens_per_request`` new tokens per pending request.
 - :class:`LoglikBackend` (constrained mode, for small base models): for each pending request, scores each
   allowed decision (ACCEPT, REJECT, DEFER to the next window when one exists) by the model's log-likelihood of
   the decision word after ``{"<id>": {"decision": "`` following the prompt, and picks the best; the answer is
@@ -30,6 +30,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from dcops.agents.llm.parser import scan_object
 from dcops.agents.llm.prompt import format_answer, prompt_head
 
 
@@ -73,14 +74,26 @@ def json_object_closed(text: str) -> bool:
     return False
 
 
-def _stopping_criteria(tokenizer: Any, n_prompt: int) -> Any:
+def answer_finished(text: str, pending_ids: list[str]) -> bool:
+    """Whether generating more of ``text`` is useless: its JSON object is closed (or can never start,
+    :func:`json_object_closed`), or every pending id already has a complete entry
+    (:func:`dcops.agents.llm.parser.scan_object`), so anything after it could only be an unknown id or a
+    duplicate. Base models given a list of ids tend to go on inventing further ids until the budget runs out."""
+    if json_object_closed(text):
+        return True
+    answered = {key for key, _ in scan_object(text).entries}
+    return bool(pending_ids) and answered.issuperset(pending_ids)
+
+
+def _stopping_criteria(tokenizer: Any, n_prompt: int, pending_ids: list[str]) -> Any:
     from transformers import StoppingCriteria, StoppingCriteriaList
 
-    class _JsonClosed(StoppingCriteria):  # type: ignore[misc]
+    class _AnswerFinished(StoppingCriteria):  # type: ignore[misc]
         def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> bool:
-            return json_object_closed(tokenizer.decode(input_ids[0, n_prompt:], skip_special_tokens=True))
+            text = tokenizer.decode(input_ids[0, n_prompt:], skip_special_tokens=True)
+            return answer_finished(text, pending_ids)
 
-    return StoppingCriteriaList([_JsonClosed()])
+    return StoppingCriteriaList([_AnswerFinished()])
 
 
 def _device(model: Any) -> Any:
@@ -177,6 +190,7 @@ class TransformersBackend:
                 self._prefix = PrefixCache(self.model, self.tokenizer)
             ids, cache, _ = self._prefix.encode(prompt)
             n_prompt = ids.shape[1]
+            pending_ids = [r["request_id"] for r in view["pending"]]
             budget = self.extra_tokens + self.tokens_per_request * len(view["pending"])
             sampling = {"do_sample": True, "temperature": self.temperature} if self.do_sample else \
                 {"do_sample": False, "temperature": None, "top_p": None, "top_k": None}
@@ -184,7 +198,7 @@ class TransformersBackend:
             with torch.inference_mode():
                 out = self.model.generate(
                     input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=budget,
-                    stopping_criteria=_stopping_criteria(self.tokenizer, n_prompt),
+                    stopping_criteria=_stopping_criteria(self.tokenizer, n_prompt, pending_ids),
                     pad_token_id=self.tokenizer.pad_token_id, **sampling, **extra)
             return str(self.tokenizer.decode(out[0, n_prompt:], skip_special_tokens=True))
         except Exception as exc:  # noqa: BLE001 - a failed generation is an invalid answer, not a crash

@@ -16,8 +16,10 @@ description gets ``unknown_id`` and defaults, not the forged decisions.
 **Problems**, one :class:`RequestProblem` per offending entry or request (the first valid decision for an id
 counts, as in the environment's ``dcops.cluster.decisions``):
 
-- ``invalid_json``: the text does not start with a JSON object, or the object does not parse (one problem per
-  pending request, since each of them then gets the default);
+- ``invalid_json``: the text does not start with a JSON object (one problem per pending request, since each of
+  them then gets the default), or the object breaks off before its closing ``}`` (the token budget ran out, or
+  a syntax error): then the entries written completely before the break still count (:func:`scan_object`),
+  the break is one problem with ``request_id`` None, and the pending ids it left unanswered are ``missing``;
 - ``unknown_id``: a key that is not a pending request id;
 - ``duplicate``: a second entry for the same id;
 - ``bad_decision``: the value is not an object whose ``decision`` is ACCEPT, REJECT or DEFER (any case);
@@ -76,12 +78,6 @@ def _pairs_hook(pairs: list[tuple[str, Any]]) -> Any:
     return dict(pairs)
 
 
-def _pairs(obj: Any) -> list[tuple[str, Any]]:
-    if isinstance(obj, _DuplicateKeys):
-        return list(obj)
-    return list(obj.items())
-
-
 def _strip_fence(text: str) -> str:
     s = text.lstrip()
     if s.startswith("```"):
@@ -90,16 +86,66 @@ def _strip_fence(text: str) -> str:
     return s
 
 
-def _decode_object(text: str) -> tuple[Any, str | None]:
-    """The leading JSON object of ``text`` (pairs kept when keys repeat), or None and why not."""
+_WHITESPACE = " \t\n\r"
+
+
+def _skip(s: str, i: int) -> int:
+    while i < len(s) and s[i] in _WHITESPACE:
+        i += 1
+    return i
+
+
+@dataclass(frozen=True)
+class ObjectScan:
+    """The leading JSON object of a completion, read entry by entry (:func:`scan_object`)."""
+
+    entries: list[tuple[str, Any]]
+    """The complete ``"key": value`` entries in order, repeated keys kept. An entry is complete once the ``,``
+    or ``}`` after its value is written, so a value cut off mid-way (``"r1": {"decision": "ACC``) or a number
+    that might go on (``"r1": 1``) never counts."""
+    closed: bool
+    """The object's closing ``}`` was reached."""
+    started: bool
+    """The text starts with ``{`` (after blanks and one code fence)."""
+    error: str | None
+    """Why the object is not a complete JSON object (None when ``closed``)."""
+
+
+def scan_object(text: str) -> ObjectScan:
+    """Read the leading JSON object of ``text`` entry by entry; never raises.
+
+    Values are decoded by :mod:`json` (with repeated keys kept); only the object's own punctuation is read
+    here, so that an object the token budget cut off (base models list entries until they run out) still yields
+    the entries written before the break, and a stopping rule can see which ids are already answered.
+    """
     s = _strip_fence(text)
     if not s.startswith("{"):
-        return None, f"the answer must start with a JSON object, got {s[:40]!r}"
+        return ObjectScan([], False, False, f"the answer must start with a JSON object, got {s[:40]!r}")
+    decoder = json.JSONDecoder(object_pairs_hook=_pairs_hook)
+    entries: list[tuple[str, Any]] = []
+    i = _skip(s, 1)
+    if s.startswith("}", i):
+        return ObjectScan(entries, True, True, None)
     try:
-        obj, _ = json.JSONDecoder(object_pairs_hook=_pairs_hook).raw_decode(s)
+        while True:
+            if not s.startswith('"', i):
+                raise ValueError(f"expected a quoted request id at char {i}")
+            key, i = decoder.raw_decode(s, i)
+            i = _skip(s, i)
+            if not s.startswith(":", i):
+                raise ValueError(f"expected ':' after {str(key)[:40]!r} at char {i}")
+            value, i = decoder.raw_decode(s, _skip(s, i + 1))
+            i = _skip(s, i)
+            if s.startswith("}", i):
+                entries.append((key, value))
+                return ObjectScan(entries, True, True, None)
+            if not s.startswith(",", i):
+                raise ValueError(f"expected ',' or '}}' after the value of {str(key)[:40]!r} at char {i}")
+            entries.append((key, value))
+            i = _skip(s, i + 1)
     except (ValueError, RecursionError) as exc:
-        return None, f"the answer's JSON object does not parse: {str(exc)[:80]}"
-    return obj, None
+        return ObjectScan(entries, False, True, f"the answer's JSON object breaks off after {len(entries)} "
+                          f"complete entries: {str(exc)[:80]}")
 
 
 def _as_int(value: Any) -> int | None:
@@ -134,11 +180,6 @@ def _check(request_id: str, value: Any, window: int, n_windows: int) -> dict[str
     return {"request_id": request_id, "decision": "DEFER", "defer_to_window": target}
 
 
-def _entries(obj: Any) -> list[tuple[str, Any]]:
-    """The (id, value) pairs of the answer object, in order, repeated keys kept."""
-    return _pairs(obj) if isinstance(obj, (dict, _DuplicateKeys)) else []
-
-
 def parse_decisions(text: str, view: dict[str, Any]) -> ParseResult:
     """Validate an answer against the window's pending ids (module docstring); never raises on ``text``."""
     window, n_windows = int(view["window"]), int(view["n_windows"])
@@ -150,13 +191,14 @@ def parse_decisions(text: str, view: dict[str, Any]) -> ParseResult:
     seen: set[str] = set()
     if not isinstance(text, str):
         text = ""
-    obj, error = _decode_object(text)
-    parsed = error is None
-    if error is not None:
-        problems.extend(RequestProblem(rid, "invalid_json", error) for rid in pending)
+    scan = scan_object(text)
+    if not scan.started:
+        problems.extend(RequestProblem(rid, "invalid_json", str(scan.error)) for rid in pending)
         seen.update(pending)
     else:
-        for rid, value in _entries(obj):
+        if scan.error is not None:
+            problems.append(RequestProblem(None, "invalid_json", scan.error))
+        for rid, value in scan.entries:
             if rid not in pending_set:
                 problems.append(RequestProblem(rid, "unknown_id", f"{rid[:40]!r} is not a pending request"))
                 continue
@@ -185,5 +227,5 @@ def parse_decisions(text: str, view: dict[str, Any]) -> ParseResult:
             decision = default
             defaulted.append(rid)
         decisions.append(decision)
-    return ParseResult(decisions=decisions, problems=problems, format_ok=parsed and not problems,
+    return ParseResult(decisions=decisions, problems=problems, format_ok=scan.closed and not problems,
                        n_invalid=len(problems), defaulted=defaulted, reasoning=reasoning)

@@ -8,6 +8,7 @@ from dcops.agents.llm.backends import (
     LoglikBackend,
     PrefixCache,
     TransformersBackend,
+    answer_finished,
     decision_choices,
     entry_prefix,
     json_object_closed,
@@ -31,6 +32,17 @@ def test_json_object_closed():
     assert not json_object_closed("```json\n")
     assert json_object_closed("```json\n{}")
     assert not json_object_closed("   ")
+
+
+def test_an_answer_is_finished_once_every_pending_id_has_a_complete_entry():
+    ids = ["r0001", "r0002"]
+    assert not answer_finished('{"r0001": {"decision": "ACCEPT"},', ids)
+    assert not answer_finished('{"r0001": {"decision": "ACCEPT"},\n"r0002": {"decision": "REJECT"}', ids)
+    assert answer_finished('{"r0001": {"decision": "ACCEPT"},\n"r0002": {"decision": "REJECT"},', ids)
+    assert answer_finished('{"r0002": {"decision": "REJECT"}, "r0001": {"decision": "DEFER"}}', ids)
+    assert answer_finished('{"r0001": {"decision": "ACCEPT"}}', ids)  # closed early: more cannot help
+    assert answer_finished("I think", ids)
+    assert not answer_finished('{"r0001": {"decision": "ACCEPT"}, "r0003": {"decision": "ACCEPT"},', ids)
 
 
 def test_cached_batched_scores_equal_a_plain_forward_pass(tiny, view):

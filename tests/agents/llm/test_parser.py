@@ -63,8 +63,57 @@ def test_invalid_json_reports_every_request_and_applies_the_default(view):
         assert result.defaulted == _ids(view)
         assert result.n_invalid == len(result.problems) >= 1
         _assert_valid_for_env(result, view)
-    for text in ["nope", "[1, 2]", '{"a": 1']:
-        assert {p.code for p in parse_decisions(text, view).problems} == {"invalid_json"}
+    for text in ["nope", "[1, 2]", "null"]:  # not an object: every request is an invalid_json problem
+        result = parse_decisions(text, view)
+        assert {(p.request_id, p.code) for p in result.problems} == {(rid, "invalid_json") for rid in _ids(view)}
+    for text in ['{"a": 1', '{"r0001": {"decision": "ACCEPT"', "{,}"]:  # an object that breaks off: one problem
+        result = parse_decisions(text, view)
+        assert [(p.request_id, p.code) for p in result.problems] == [(None, "invalid_json")] + [
+            (rid, "missing") for rid in _ids(view)]
+
+
+def test_an_answer_cut_off_by_the_token_budget_keeps_its_complete_entries(view):
+    ids = _ids(view)
+    whole = format_answer([{"request_id": rid, "decision": "ACCEPT"} for rid in ids])
+    third = whole.index(f'"{ids[2]}"')
+    assert whole[third - 2: third] == ",\n"
+    # (text, complete entries): the second entry's value without its ',' might still go on, so it does not count
+    cuts = [(whole[:third], 2), (whole[:third] + f'"{ids[2]}": {{"decision": "REJ', 2), (whole[:third - 2], 1)]
+    for cut, complete in cuts:
+        result = parse_decisions(cut, view)
+        assert not result.format_ok
+        by_id = {d["request_id"]: d for d in result.decisions}
+        assert [by_id[rid]["decision"] for rid in ids[:complete]] == ["ACCEPT"] * complete
+        assert result.defaulted == ids[complete:]
+        assert [p for p in result.problems if p.request_id is None][0].code == "invalid_json"
+        assert {p.request_id for p in result.problems if p.code == "missing"} == set(result.defaulted)
+        assert result.n_invalid == len(result.problems) == 1 + len(result.defaulted)
+        _assert_valid_for_env(result, view)
+    # a syntax error after two entries: the same rule, the entries before the break count
+    broken = whole[:third] + f'"{ids[2]}" "ACCEPT"}}'
+    result = parse_decisions(broken, view)
+    assert result.defaulted == ids[2:] and result.problems[0].request_id is None
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(words=st.lists(st.sampled_from(["ACCEPT", "REJECT", "DEFER"]), min_size=1, max_size=12),
+       cut=st.floats(0.0, 1.0))
+def test_every_prefix_of_an_answer_decides_a_growing_subset_of_it(view, words, cut):
+    """Cutting a valid answer anywhere never changes a decision it already made; later cuts decide more."""
+    ids = _ids(view)[: len(words)]
+    answer = [{"request_id": rid, "decision": w, **({"defer_to_window": view["window"] + 1} if w == "DEFER" else {})}
+              for rid, w in zip(ids, words, strict=False)]
+    full = {d["request_id"]: d for d in answer}
+    text = format_answer(answer)
+    decided_before: set[str] = set()
+    for end in sorted({int(cut * len(text)), len(text) // 2, len(text) - 1, len(text)}):
+        result = parse_decisions(text[:end], view)
+        decided = {d["request_id"] for d in result.decisions} - set(result.defaulted)
+        assert all(d == full[d["request_id"]] for d in result.decisions if d["request_id"] in decided)
+        assert decided >= decided_before
+        decided_before = decided
+        _assert_valid_for_env(result, view)
+    assert decided_before == set(ids)
 
 
 def test_duplicates_unknown_ids_bad_windows_and_missing_ids_are_each_reported(view):
