@@ -317,7 +317,7 @@ def train_grpo_scheduler(config: GRPOSchedulerConfig, model: Any = None, tokeniz
     if model is None or tokenizer is None:
         model, tokenizer = load_model(config)
     tokenizer.padding_side = "left"
-    bf16 = torch.cuda.is_available() if config.bf16 is None else config.bf16
+    bf16 = _cuda_available() if config.bf16 is None else config.bf16
 
     states = build_window_states(config.env_config, config.train_seeds, config.windows, config.baseline)
     dataset, prompt_stats = build_dataset(states, config.few_shot, tokenizer)
@@ -334,7 +334,7 @@ def train_grpo_scheduler(config: GRPOSchedulerConfig, model: Any = None, tokeniz
     record: dict[str, Any] = {
         "config": asdict(config), "states": len(states), "states_skipped_empty": states.skipped_empty,
         **prompt_stats, "extra_eos_tokens": len(extra_eos), "bf16": bf16,
-        "device": "cuda" if torch.cuda.is_available() else "cpu", "torch_threads": torch.get_num_threads(),
+        "device": "cuda" if _cuda_available() else "cpu", "torch_threads": torch.get_num_threads(),
     }
     (out / "config.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
     trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=grpo_arguments(config, out, bf16),
