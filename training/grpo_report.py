@@ -3,7 +3,9 @@
 Reads ``log.jsonl`` and ``config.json`` of a run folder (:mod:`dcops.training.grpo_scheduler`). The headline
 figure is the change of the mean reward between the first and the last ``n`` steps (default 10) with a 95 %
 Welch confidence interval; each step's reward is the mean over its G completions, and steps draw different
-window states, so the interval covers state-to-state spread as well as sampling noise.
+window states, so the interval covers state-to-state spread as well as sampling noise. Where the run logged its
+completions, the report also pairs them with fixed rules on the same states (:mod:`dcops.training.grpo_paired`),
+which takes the state-to-state spread out of the environment reward.
 """
 
 from __future__ import annotations
@@ -13,6 +15,15 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from dcops.training.grpo_paired import (
+    ALL_DEFAULT,
+    REFERENCES,
+    PairedStep,
+    gap_key,
+    merge_into_log,
+    paired_steps,
+)
 
 
 def read_log(run_dir: str | Path) -> list[dict[str, Any]]:
@@ -94,7 +105,8 @@ def plot_curve(rows: list[dict[str, Any]], path: str | Path, window: int = 10, t
     steps = [r["step"] for r in rows]
     fig, axes = plt.subplots(3, 1, figsize=(8, 8), sharex=True, height_ratios=[3, 2, 1.4])
     panels = [
-        (axes[0], [("reward", "reward (env + format)", "tab:blue"), ("env_reward", "env window reward", "tab:green")],
+        (axes[0], [("reward", "reward (env + format)", "tab:blue"), ("env_reward", "env window reward", "tab:green"),
+                   (gap_key("priority_threshold"), "env reward − priority_threshold, same state", "tab:orange")],
          "reward per step"),
         (axes[1], [("format_failure_rate", "format-failure rate", "tab:red")], "share of completions"),
         (axes[2], [("kl", "KL to reference", "tab:purple")], "KL"),
@@ -102,6 +114,8 @@ def plot_curve(rows: list[dict[str, Any]], path: str | Path, window: int = 10, t
     for ax, keys, ylabel in panels:
         for key, label, color in keys:
             values = series(rows, key)
+            if all(math.isnan(v) for v in values):
+                continue
             ax.plot(steps, values, ".", color=color, alpha=0.35, markersize=4)
             ax.plot(steps, moving_average(values, window), "-", color=color, label=f"{label} ({window}-step mean)")
         ax.set_ylabel(ylabel)
@@ -119,6 +133,49 @@ def plot_curve(rows: list[dict[str, Any]], path: str | Path, window: int = 10, t
     return path
 
 
+def mean_interval(values: list[float]) -> tuple[float, float, float]:
+    """Mean of the finite values and its 95 % t interval (NaN where there are fewer than 2)."""
+    from scipy import stats
+
+    finite = [v for v in values if not math.isnan(v)]
+    if len(finite) < 2:
+        return (finite[0] if finite else math.nan), math.nan, math.nan
+    mean = sum(finite) / len(finite)
+    if max(finite) == min(finite):
+        return mean, mean, mean
+    ci = stats.ttest_1samp(finite, 0.0).confidence_interval(0.95)
+    return mean, float(ci.low), float(ci.high)
+
+
+def paired_section(rows: list[dict[str, Any]], paired: list[PairedStep], n: int) -> list[str]:
+    """Markdown lines: the completions against fixed rules on the same states (empty without ``paired``)."""
+    if not paired:
+        return []
+    names = [*REFERENCES, ALL_DEFAULT]
+    lines = [
+        "Paired with fixed rules on the same window states (the run's `completions.jsonl`, states rebuilt from "
+        "`config.json`; `dcops.training.grpo_paired`). A gap removes how much the step's state pays whatever is "
+        f"decided, so it moves only if the decisions do; `{ALL_DEFAULT}` is the empty answer (every request gets "
+        "the parser's default):", "",
+        "| quantity | first | last | last − first [95 % CI] | moved? |", "|---|---|---|---|---|",
+        _change_row("env reward − priority_threshold", series(rows, gap_key("priority_threshold")), n),
+        _change_row(f"env reward − {ALL_DEFAULT}", series(rows, gap_key(ALL_DEFAULT)), n),
+        _change_row("share of groups without env-reward spread", series(rows, "flat_group_share"), n),
+        "", f"Over all {len(paired)} steps (mean per step, 95 % t interval):", "",
+        "| completions' env reward minus | mean gap [95 % CI] | steps where the completions did better |",
+        "|---|---|---|",
+    ]
+    for name in names:
+        gaps = [p.gap(name) for p in paired]
+        mean, low, high = mean_interval(gaps)
+        better = sum(1 for g in gaps if g > 1e-12)
+        lines.append(f"| {name} | {_fmt(mean)} [{_fmt(low)}, {_fmt(high)}] | {better} of {len(gaps)} |")
+    flat, groups = sum(p.flat_groups for p in paired), sum(p.groups for p in paired)
+    lines += ["", f"Groups whose completions all got the same environment reward (the advantage then comes from "
+                  f"the format term alone): **{flat} of {groups}**.", ""]
+    return lines
+
+
 def _fmt(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{x:+.3f}"
 
@@ -134,10 +191,11 @@ def _change_row(name: str, values: list[float], n: int) -> str:
 
 
 def write_markdown(run_dir: str | Path, md_path: str | Path, png_path: str | Path, n: int = 10,
-                   command: str = "") -> Path:
-    """The run's Markdown summary: command, config, steps, wall time, first-n vs last-n figures, the curve."""
+                   command: str = "", paired: list[PairedStep] | None = None) -> Path:
+    """The run's Markdown summary: command, config, steps, wall time, first-n vs last-n figures, the paired
+    comparison with fixed rules (when ``paired`` is given), the curve."""
     run_dir = Path(run_dir)
-    rows = read_log(run_dir)
+    rows = merge_into_log(read_log(run_dir), paired or [])
     config_path = run_dir / "config.json"
     record = json.loads(config_path.read_text()) if config_path.exists() else {}
     cfg = record.get("config", {})
@@ -171,7 +229,8 @@ def write_markdown(run_dir: str | Path, md_path: str | Path, png_path: str | Pat
         _change_row("format-failure rate", series(rows, "format_failure_rate"), n),
         _change_row("invalid entries / completion", series(rows, "invalid_per_completion"), n),
         _change_row("KL to reference", series(rows, "kl"), n),
-        "", f"![GRPO curve]({Path(png_path).name})", "",
+        "", *paired_section(rows, paired or [], n),
+        f"![GRPO curve]({Path(png_path).name})", "",
     ]
     md_path = Path(md_path)
     md_path.parent.mkdir(parents=True, exist_ok=True)
@@ -183,8 +242,9 @@ def write_report(run_dir: str | Path, report_dir: str | Path, n: int = 10, windo
                  command: str = "", stem: str = "grpo") -> tuple[Path, Path]:
     """Write ``{stem}_curve.png`` and ``{stem}_training.md`` under ``report_dir`` from the run's logs."""
     report_dir = Path(report_dir)
-    rows = read_log(run_dir)
+    paired = paired_steps(run_dir) if (Path(run_dir) / "config.json").exists() else []
+    rows = merge_into_log(read_log(run_dir), paired)
     png = plot_curve(rows, report_dir / f"{stem}_curve.png", window=window,
                      title=f"GRPO on the LLM scheduler ({Path(run_dir).name}, {len(rows)} steps)")
-    md = write_markdown(run_dir, report_dir / f"{stem}_training.md", png, n=n, command=command)
+    md = write_markdown(run_dir, report_dir / f"{stem}_training.md", png, n=n, command=command, paired=paired)
     return png, md

@@ -101,10 +101,17 @@ class SchedulerReward:
 
     def score(self, text: str, state_key: str) -> Scored:
         """Restore the state, apply the completion's decisions, return the reward and its parts."""
-        state = self.states[state_key]
-        parsed = self.parse(text, state.view)
-        env = state.restore()
-        _, rewards, _, _, infos = env.step({"scheduler": parsed.decisions})
+        parsed = self.parse(text, self.states[state_key].view)
+        env_reward = self.env_reward(parsed.decisions, state_key)
+        n_invalid = int(parsed.n_invalid)
+        format_term = self.terms.score(bool(parsed.format_ok), n_invalid)
+        return Scored(env_reward + format_term, env_reward, format_term, bool(parsed.format_ok), n_invalid)
+
+    def env_reward(self, decisions: list[dict[str, Any]], state_key: str) -> float:
+        """``R_env`` of already-parsed ``decisions`` from the state ``state_key`` (module docstring): also how
+        the run's report scores fixed decision rules on the states the completions saw."""
+        env = self.states[state_key].restore()
+        _, rewards, _, _, infos = env.step({"scheduler": decisions})
         env_reward = float(rewards["scheduler"])
         if self.horizon > 1:
             from dcops.agents.schedulers import BASELINES
@@ -115,9 +122,7 @@ class SchedulerReward:
                     break
                 _, rewards, _, _, infos = env.step({"scheduler": scheduler.decide(infos["scheduler"]["view"])})
                 env_reward += float(rewards["scheduler"])
-        n_invalid = int(parsed.n_invalid)
-        format_term = self.terms.score(bool(parsed.format_ok), n_invalid)
-        return Scored(env_reward + format_term, env_reward, format_term, bool(parsed.format_ok), n_invalid)
+        return env_reward
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], state_key: Sequence[str],
                  log_metric: Callable[[str, float], None] | None = None, trainer_state: Any = None,
