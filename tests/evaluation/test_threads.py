@@ -3,6 +3,7 @@ unless the user set the thread variables."""
 
 from __future__ import annotations
 
+import importlib
 import os
 
 import pytest
@@ -10,10 +11,21 @@ import pytest
 from dcops.evaluation.executor import THREAD_VARIABLES, run_matrix, share_threads
 from dcops.evaluation.store import CellStore
 
+REPORTER = """
+import os
 
 def report_threads(cell):
-    """A cell runner that only reports the thread variables its worker process sees (picklable: module level)."""
-    return {"cell_id": cell.cell_id, "pid": os.getpid(), **{name: os.environ.get(name) for name in THREAD_VARIABLES}}
+    names = {names!r}
+    return {{"cell_id": cell.cell_id, "pid": os.getpid(), **{{name: os.environ.get(name) for name in names}}}}
+"""
+
+
+def _reporter(tmp_path, monkeypatch):
+    """A cell runner that only reports the thread variables its worker process sees. It lives in a module of its
+    own on ``sys.path`` (spawned workers get the parent's path) so that the workers can unpickle it."""
+    (tmp_path / "thread_reporter.py").write_text(REPORTER.format(names=THREAD_VARIABLES))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return importlib.import_module("thread_reporter").report_threads
 
 
 @pytest.fixture
@@ -34,10 +46,10 @@ def test_a_thread_count_the_user_set_is_kept(unset_threads, monkeypatch):
     assert shares["OMP_NUM_THREADS"] == "3" and shares["MKL_NUM_THREADS"] == "8"
 
 
-def test_spawned_workers_see_their_share(tmp_path, tiny_cells, unset_threads):
+def test_spawned_workers_see_their_share(tmp_path, tiny_cells, unset_threads, monkeypatch):
     cores = len(os.sched_getaffinity(0))
     rows = run_matrix(tiny_cells, CellStore(tmp_path / "cells.jsonl"), executor="local", workers=2,
-                      progress=False, run=report_threads)
+                      progress=False, run=_reporter(tmp_path, monkeypatch))
     expected = str(max(1, cores // 2))
     assert len(rows) == len(tiny_cells)
     assert all(row[name] == expected for row in rows.values() for name in THREAD_VARIABLES)
