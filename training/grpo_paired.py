@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,19 +51,24 @@ class PairedStep:
         return self.env_mean - self.reference[name]
 
 
+def jsonl_rows(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSON-lines file, blank lines skipped; a bad line is an error naming file and line."""
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{n}: not JSON ({exc})") from None
+
+
 def read_completions(run_dir: str | Path, per_step: int | None = None) -> dict[int, list[dict[str, Any]]]:
     """The scored completions of ``completions.jsonl`` by step. A resumed run scores a step again; with
     ``per_step`` (completions scored per step: ``num_generations`` × ``prompts_per_step``) only a step's last
     ``per_step`` lines count, its last scoring (as in ``log.jsonl``, the last row wins)."""
     path = Path(run_dir) / "completions.jsonl"
     by_step: dict[int, list[dict[str, Any]]] = {}
-    for n, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{n}: not JSON ({exc})") from None
+    for row in jsonl_rows(path):
         if row.get("step") is not None:
             by_step.setdefault(int(row["step"]), []).append(row)
     if per_step:

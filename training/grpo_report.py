@@ -21,6 +21,7 @@ from dcops.training.grpo_paired import (
     REFERENCES,
     PairedStep,
     gap_key,
+    jsonl_rows,
     merge_into_log,
     paired_steps,
 )
@@ -31,15 +32,7 @@ def read_log(run_dir: str | Path) -> list[dict[str, Any]]:
     path = Path(run_dir) / "log.jsonl"
     if not path.exists():
         raise FileNotFoundError(f"{path}: no GRPO log here (run `dcops train-scheduler --out {run_dir}` first)")
-    by_step: dict[int, dict[str, Any]] = {}
-    for n, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{n}: not JSON ({exc})") from None
-        by_step[int(row["step"])] = row
+    by_step = {int(row["step"]): row for row in jsonl_rows(path)}
     return [by_step[s] for s in sorted(by_step)]
 
 
