@@ -20,7 +20,6 @@ deterministic from its seed), so the comparison runs after training without the 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,9 +99,10 @@ def reference_rewards(config: Mapping[str, Any], state_keys: Iterable[str],
 
 
 def paired_steps(run_dir: str | Path) -> list[PairedStep]:
-    """Every logged step of the run paired with the rules (empty if the run has no ``completions.jsonl``)."""
+    """Every logged step of the run paired with the rules (empty if the run has no ``completions.jsonl`` or no
+    ``config.json`` to rebuild its states from)."""
     run_dir = Path(run_dir)
-    if not (run_dir / "completions.jsonl").exists():
+    if not ((run_dir / "completions.jsonl").exists() and (run_dir / "config.json").exists()):
         return []
     record = json.loads((run_dir / "config.json").read_text())
     config = record.get("config", {})
@@ -139,6 +139,6 @@ def merge_into_log(rows: list[dict[str, Any]], paired: list[PairedStep]) -> list
         extra: dict[str, float] = {}
         if p is not None:
             extra = {gap_key(name): p.gap(name) for name in p.reference}
-            extra["flat_group_share"] = p.flat_groups / p.groups if p.groups else math.nan
+            extra["flat_group_share"] = p.flat_groups / p.groups  # a logged step has at least one group
         merged.append({**row, **extra})
     return merged

@@ -235,7 +235,7 @@ def write_report(run_dir: str | Path, report_dir: str | Path, n: int = 10, windo
                  command: str = "", stem: str = "grpo") -> tuple[Path, Path]:
     """Write ``{stem}_curve.png`` and ``{stem}_training.md`` under ``report_dir`` from the run's logs."""
     report_dir = Path(report_dir)
-    paired = paired_steps(run_dir) if (Path(run_dir) / "config.json").exists() else []
+    paired = paired_steps(run_dir)
     rows = merge_into_log(read_log(run_dir), paired)
     png = plot_curve(rows, report_dir / f"{stem}_curve.png", window=window,
                      title=f"GRPO on the LLM scheduler ({Path(run_dir).name}, {len(rows)} steps)")

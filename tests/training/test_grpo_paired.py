@@ -85,10 +85,20 @@ def test_the_report_shows_the_paired_gaps(tmp_path, states):
     text = md.read_text()
     assert "| env reward − priority_threshold |" in text and "| all_default |" in text
     assert "Groups whose completions all got the same environment reward" in text
-    gaps = [p.gap("priority_threshold") for p in paired_steps(run)]
-    assert all(g <= 1e-12 for g in gaps)  # half copies the rule, half the default answer: never better
+    paired = paired_steps(run)
+    gaps = [p.gap("priority_threshold") for p in paired]
+    for p in paired:  # half the group copies the rule, half is the empty answer: the gap is half their difference
+        assert p.gap("priority_threshold") == pytest.approx(
+            (p.reference[ALL_DEFAULT] - p.reference["priority_threshold"]) / 2, abs=1e-12)
     assert f"| priority_threshold | {sum(gaps) / len(gaps):+.3f}" in text
     assert png.stat().st_size > 10_000 and gap_key("priority_threshold") == "env_minus_priority_threshold"
+
+
+def test_a_run_without_its_config_is_not_paired(tmp_path, states):
+    key = sorted(states.states)[0]
+    run = _run(tmp_path, states, [(1, key, ["", ""])])
+    (run / "config.json").unlink()
+    assert paired_steps(run) == []
 
 
 def test_a_run_without_completions_has_no_paired_section(tmp_path):
