@@ -15,6 +15,7 @@ import json
 import math
 import platform
 import subprocess
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -179,11 +180,16 @@ def _matrix_text(data: dict[str, Any], meta: dict[str, Any]) -> str:
         "`dcops/evaluation/matrix.py`, metrics in `dcops/evaluation/runner.py`, statistics in "
         "`dcops/evaluation/analysis.py`. The hindsight bound is HiGHS's proven dual bound under the 4 s time "
         "limit of `dcops.cluster.hindsight`, so under machine load it can move by a fraction of a percent "
-        "between runs; every other figure is deterministic given the seeds." + _llm_note(meta)
+        "between runs; every other figure is deterministic given the seeds." + _llm_note(data, meta)
     )
 
 
-def _llm_note(meta: dict[str, Any]) -> str:
+def _llm_note(data: dict[str, Any], meta: dict[str, Any]) -> str:
+    llm_runs = [r for r in data["runs"] if "llm_device" in r or str(r["scheduler"]).startswith("llm:")]
+    if llm_runs:
+        devices = Counter(str(r.get("llm_device", "device not recorded")) for r in llm_runs)
+        return " Cells of schedulers with a local model, by the model's device: " + ", ".join(
+            f"{device} ({count})" for device, count in sorted(devices.items())) + "."
     if any(s.startswith("llm:") for s in meta["schedulers"]) or "llm_available" not in meta:
         return ""
     if meta["llm_available"]:

@@ -182,6 +182,7 @@ def play(
         "policy_defaulted": policy.defaulted,
         "invalid_rate": (summary["invalid_entries"] + policy.defaulted) / policy.pending if policy.pending else 0.0,
         "arrivals_key": summary["arrivals_key"],
+        **_device_field(policy.policy),
         "teams": {
             a: {
                 "kind": kinds[a],
@@ -193,6 +194,13 @@ def play(
         },
         "_gaming": gaming,
     }
+
+
+def _device_field(policy: Any) -> dict[str, str]:
+    """``{"llm_device": ...}`` for a policy that runs a local model (its greedy answers can differ across
+    devices by rounding, so a report must be able to tell cells apart); empty for every other policy."""
+    device = getattr(policy, "device", None)
+    return {"llm_device": device} if isinstance(device, str) else {}
 
 
 def gaming_payoffs(main: dict[str, Any], twins: dict[str, dict[str, Any]]) -> dict[str, float]:

@@ -12,6 +12,11 @@ hidden size of 64, randomly initialised from a config written here (no download)
 tokenizer (read from the GGUF once and cached, about a second afterwards) so prompts tokenise exactly as with
 the real model. Its output is noise; it exists to exercise generation, scoring, parsing and GRPO plumbing fast.
 
+**Device** (:func:`llm_device`): the local model runs where ``$DCOPS_LLM_DEVICE`` says (``cpu``, ``cuda``,
+``cuda:1`` …); unset or ``auto`` means the first GPU when torch sees one, else the CPU. Float32 on either, so
+greedy answers agree across devices up to rounding (a near-tie between two tokens can still flip), which is why
+``dcops eval`` records the device of every LLM cell.
+
 torch and transformers are imported inside the functions so that ``import dcops.agents.llm`` stays light.
 """
 
@@ -25,6 +30,28 @@ from pathlib import Path
 from typing import Any
 
 GEMMA_KEY = "gemma3-270m-q4_k_m"
+DEVICE_VARIABLE = "DCOPS_LLM_DEVICE"
+
+
+def llm_device(device: str | None = None) -> str:
+    """The torch device for a local model: ``device``, else ``$DCOPS_LLM_DEVICE``, else ``"auto"``; ``"auto"``
+    is ``"cuda"`` when torch sees a GPU, else ``"cpu"``. A malformed name, or a GPU that is not there, is a
+    ValueError that names where the value came from."""
+    import torch
+
+    source = "device" if device else DEVICE_VARIABLE
+    name = (device or os.environ.get(DEVICE_VARIABLE) or "auto").strip().lower()
+    if name == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    try:
+        parsed = torch.device(name)
+    except RuntimeError as error:
+        raise ValueError(f"{source}: {name!r} is not a torch device (cpu, cuda, cuda:N or auto)") from error
+    if parsed.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"{source}: {name!r} asks for a GPU, but torch sees none here (use cpu or auto)")
+    if parsed.type not in ("cpu", "cuda"):
+        raise ValueError(f"{source}: {name!r}: only cpu and cuda devices are supported")
+    return name
 
 
 def cache_dir() -> Path:
@@ -129,19 +156,21 @@ def load_tokenizer() -> Any:
 
 
 def load_gemma(dtype: Any = None, device: str | None = None) -> tuple[Any, Any]:
-    """The real Gemma 3 270M base model and its tokenizer, offline, in eval mode (float32 on CPU by default).
+    """The real Gemma 3 270M base model and its tokenizer, offline, in eval mode: float32 by default, on
+    :func:`llm_device` (``device`` overrides ``$DCOPS_LLM_DEVICE``).
 
     The first call converts the GGUF (minutes); later calls reload the cached safetensors folder (seconds).
     """
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    target = llm_device(device)  # a bad device fails before the load, not after it
     folder = gemma_model_dir()
     model = AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True,
                                                  dtype=dtype if dtype is not None else torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-    if device is not None:
-        model = model.to(device)
+    if target != "cpu":
+        model = model.to(target)
     model.eval()
     return model, tokenizer
 

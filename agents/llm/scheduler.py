@@ -83,6 +83,16 @@ class LLMScheduler:
         self.last, self.last_text = result, text
         return result.decisions
 
+    @property
+    def device(self) -> str | None:
+        """The torch device of a local backend's model (``"cpu"``, ``"cuda:0"`` …); None for an HTTP backend."""
+        model = getattr(self.backend, "model", None)
+        parameters = getattr(model, "parameters", None)
+        if parameters is None:
+            return None
+        first = next(iter(parameters()), None)
+        return None if first is None else str(first.device)
+
     def stats(self) -> dict[str, Any]:
         """Counters for reports: calls, invalid outputs and problems (and their rates), seconds per window."""
         calls = max(self.n_calls, 1)

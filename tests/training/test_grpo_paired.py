@@ -109,3 +109,15 @@ def test_a_run_without_completions_has_no_paired_section(tmp_path):
     assert paired_steps(run) == []
     _, md = write_report(run, tmp_path / "rep")
     assert "Paired with fixed rules" not in md.read_text()
+
+
+def test_a_resumed_run_reports_the_time_of_all_its_steps(tmp_path):
+    """The second segment of a resumed run restarts ``wall_s``; the report adds up every step instead."""
+    run = tmp_path / "run"
+    run.mkdir()
+    first = [{"step": s, "reward": 0.0, "step_s": 60.0, "wall_s": 60.0 * s} for s in (1, 2, 3)]
+    second = [{"step": s, "reward": 0.0, "step_s": 90.0, "wall_s": 90.0 * (s - 3)} for s in (4, 5)]
+    (run / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in first + second))
+    (run / "config.json").write_text(json.dumps({"config": {"max_steps": 5}}))
+    _, md = write_report(run, tmp_path / "rep", n=2)
+    assert "training time 6.0 min" in md.read_text()  # 3 × 60 s + 2 × 90 s, not the last segment's 3.0 min
