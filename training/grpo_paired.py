@@ -44,6 +44,9 @@ class PairedStep:
     """(step, state) groups: ``prompts_per_step`` of them per step."""
     flat_groups: int
     """Groups whose completions all got the same environment reward (no scheduling signal)."""
+    identical_groups: int = 0
+    """Groups whose completions are the same text: the sampled policy has collapsed onto one answer there (a
+    subset of ``flat_groups``)."""
 
     def gap(self, name: str) -> float:
         """``env_mean`` minus rule ``name``'s reward on the same states."""
@@ -112,8 +115,10 @@ def paired_steps(run_dir: str | Path) -> list[PairedStep]:
     out = []
     for step, rows in sorted(by_step.items()):
         groups: dict[str, list[float]] = {}
+        texts: dict[str, set[str]] = {}
         for row in rows:
             groups.setdefault(row["state_key"], []).append(float(row["env_reward"]))
+            texts.setdefault(row["state_key"], set()).add(str(row.get("text", "")))
         names = list(refs[rows[0]["state_key"]])
         out.append(PairedStep(
             step=step,
@@ -121,6 +126,7 @@ def paired_steps(run_dir: str | Path) -> list[PairedStep]:
             reference={name: sum(refs[r["state_key"]][name] for r in rows) / len(rows) for name in names},
             groups=len(groups),
             flat_groups=sum(1 for values in groups.values() if max(values) - min(values) <= 1e-12),
+            identical_groups=sum(1 for key in groups if len(texts[key]) == 1 and len(groups[key]) > 1),
         ))
     return out
 
@@ -140,5 +146,6 @@ def merge_into_log(rows: list[dict[str, Any]], paired: list[PairedStep]) -> list
         if p is not None:
             extra = {gap_key(name): p.gap(name) for name in p.reference}
             extra["flat_group_share"] = p.flat_groups / p.groups  # a logged step has at least one group
+            extra["identical_group_share"] = p.identical_groups / p.groups
         merged.append({**row, **extra})
     return merged

@@ -161,6 +161,7 @@ def paired_section(rows: list[dict[str, Any]], paired: list[PairedStep], n: int)
         _change_row("env reward − priority_threshold", series(rows, gap_key("priority_threshold")), n),
         _change_row(f"env reward − {ALL_DEFAULT}", series(rows, gap_key(ALL_DEFAULT)), n),
         _change_row("share of groups without env-reward spread", series(rows, "flat_group_share"), n),
+        _change_row("share of groups of identical completions", series(rows, "identical_group_share"), n),
         "", f"Over all {len(paired)} steps (mean per step, 95 % t interval):", "",
         "| completions' env reward minus | mean gap [95 % CI] | steps where the completions did better |",
         "|---|---|---|",
@@ -171,8 +172,10 @@ def paired_section(rows: list[dict[str, Any]], paired: list[PairedStep], n: int)
         better = sum(1 for g in gaps if g > 1e-12)
         lines.append(f"| {name} | {_fmt(mean)} [{_fmt(low)}, {_fmt(high)}] | {better} of {len(gaps)} |")
     flat, groups = sum(p.flat_groups for p in paired), sum(p.groups for p in paired)
+    identical = sum(p.identical_groups for p in paired)
     lines += ["", f"Groups whose completions all got the same environment reward (the advantage then comes from "
-                  f"the format term alone): **{flat} of {groups}**.", ""]
+                  f"the format term alone): **{flat} of {groups}**; in {identical} of them the completions are the "
+                  "same text (the sampled policy collapsed onto one answer).", ""]
     return lines
 
 

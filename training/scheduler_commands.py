@@ -1,11 +1,11 @@
 """Sub-command ``dcops train-scheduler``: GRPO training of the LLM scheduler (see ``dcops.cli``).
 
-CPU (float32). A step of Gemma 3 270M with 4 completions of a ~2,100-token prompt is a forward/backward over
-about 9,000 tokens: 24 minutes on the 2 shared cores this was built on (load about 10), so a 100-step run
-needs a quiet many-core machine or a GPU::
+CPU. A step of Gemma 3 270M with 4 completions of a ~2,100-token prompt (generation, a forward/backward pass
+over them and the reference pass) took a median 94 s with ``--bf16`` and 143 s in float32 on the 2-core AMD
+EPYC this was built on (``reports/llm/grpo_training.md``), so 100 steps take about 2.5 hours::
 
     dcops train-scheduler --out runs/grpo_gemma --steps 100 --num-generations 4 \
-        --env '{"max_requests_per_team": 1}' --max-completion-length 128
+        --env '{"max_requests_per_team": 1}' --max-completion-length 128 --bf16
 
 GPU (same command; bf16 turns on by itself when CUDA is present; more groups per step)::
 
@@ -15,8 +15,10 @@ vLLM generation (optional install, ``pip install vllm``; TRL's options passed th
 
     dcops train-scheduler ... --use-vllm                                   # colocate: shares the training GPU
     dcops train-scheduler ... --use-vllm --vllm-gpu-memory-utilization 0.4
-    trl vllm-serve --model "$(python -c 'from dcops.agents.llm.model import gemma_model_dir; print(gemma_model_dir())')" &
-    dcops train-scheduler ... --use-vllm --vllm-mode server --vllm-server-base-url http://localhost:8000
+    trl vllm-serve --port 8001 --model "$(python -c 'from dcops.agents.llm.model import gemma_model_dir; print(gemma_model_dir())')" &
+    dcops train-scheduler ... --use-vllm --vllm-mode server --vllm-server-base-url http://localhost:8001
+
+(port 8001: ``make run`` serves the environment on 8000, TRL's default).
 
 Report from a run's logs (no training): ``dcops train-scheduler --plot-only RUN_DIR`` writes
 ``reports/llm/grpo_curve.png`` and ``reports/llm/grpo_training.md`` (``--report-dir`` to change).
@@ -102,7 +104,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     p("--gradient-checkpointing", action="store_true", help="trade compute for memory (large models on a GPU)")
     p("--use-vllm", action="store_true", help="generate with vLLM (TRL's use_vllm; needs `pip install vllm`)")
     p("--vllm-mode", choices=("colocate", "server"), default="colocate", help="TRL's vllm_mode (default colocate)")
-    p("--vllm-server-base-url", default=None, help="vLLM server URL in server mode (e.g. http://localhost:8000)")
+    p("--vllm-server-base-url", default=None, help="vLLM server URL in server mode (e.g. http://localhost:8001)")
     p("--vllm-gpu-memory-utilization", type=float, default=0.3, help="GPU share of colocated vLLM (default 0.3)")
     p("--resume", action="store_true", help="continue from the last checkpoint-N in --out")
     p("--no-progress", action="store_true", help="no progress bar")

@@ -58,6 +58,8 @@ def test_a_completion_that_copies_a_rule_has_no_gap_to_it(tmp_path, states):
     assert paired[0].flat_groups == 1 and paired[1].flat_groups == 1 and paired[0].groups == 1
     reject, accept = paired[2].reference["reject_all"], paired[2].reference["accept_all"]
     assert paired[2].flat_groups == (1 if reject == accept else 0)
+    # the same text twice is a collapsed group; two different unparsable texts are flat but not collapsed
+    assert [p.identical_groups for p in paired] == [1, 0, 0]
 
 
 def test_rules_are_scored_on_the_state_each_completion_saw(tmp_path, states):
@@ -85,6 +87,7 @@ def test_the_report_shows_the_paired_gaps(tmp_path, states):
     text = md.read_text()
     assert "| env reward − priority_threshold |" in text and "| all_default |" in text
     assert "Groups whose completions all got the same environment reward" in text
+    assert "in 0 of them the completions are the same text" in text  # each group: the rule's answer and ""
     paired = paired_steps(run)
     gaps = [p.gap("priority_threshold") for p in paired]
     for p in paired:  # half the group copies the rule, half is the empty answer: the gap is half their difference
