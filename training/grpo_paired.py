@@ -44,7 +44,7 @@ class PairedStep:
     """(step, state) groups: ``prompts_per_step`` of them per step."""
     flat_groups: int
     """Groups whose completions all got the same environment reward (no scheduling signal)."""
-    identical_groups: int = 0
+    identical_groups: int
     """Groups whose completions are the same text: the sampled policy has collapsed onto one answer there (a
     subset of ``flat_groups``)."""
 

@@ -36,13 +36,6 @@ def read_log(run_dir: str | Path) -> list[dict[str, Any]]:
     return [by_step[s] for s in sorted(by_step)]
 
 
-def training_seconds(rows: list[dict[str, Any]]) -> float:
-    """Seconds spent in training steps: the sum of the per-step ``step_s``. A resumed run restarts its
-    ``wall_s`` clock, so the last row's ``wall_s`` would count only the last segment; NaN if no step timed."""
-    times = [r["step_s"] for r in rows if isinstance(r.get("step_s"), (int, float))]
-    return float(sum(times)) if times else math.nan
-
-
 def series(rows: list[dict[str, Any]], key: str) -> list[float]:
     """One logged quantity per step (NaN where a step did not log it)."""
     out = []
@@ -203,7 +196,7 @@ def write_markdown(run_dir: str | Path, md_path: str | Path, png_path: str | Pat
     record = json.loads(config_path.read_text()) if config_path.exists() else {}
     cfg = record.get("config", {})
     step_s = [r["step_s"] for r in rows if isinstance(r.get("step_s"), (int, float))]
-    wall = training_seconds(rows)
+    wall = sum(step_s) if step_s else math.nan  # not the last wall_s: a resumed run restarts that clock
     keys = ["model", "seed", "max_steps", "num_generations", "prompts_per_step", "max_completion_length",
             "temperature", "learning_rate", "beta", "lora_r", "lora_alpha", "lora_target_modules", "horizon",
             "format_bonus", "invalid_penalty", "max_invalid", "baseline", "few_shot", "stop_strings"]

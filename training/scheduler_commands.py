@@ -1,7 +1,7 @@
 """Sub-command ``dcops train-scheduler``: GRPO training of the LLM scheduler (see ``dcops.cli``).
 
 CPU. A step of Gemma 3 270M with 4 completions of a ~2,100-token prompt (generation, a forward/backward pass
-over them and the reference pass) took a median 94 s with ``--bf16`` and 143 s in float32 on the 2-core AMD
+over them and the reference pass) took a median 90 s with ``--bf16`` and 143 s in float32 on the 2-core AMD
 EPYC this was built on (``reports/llm/grpo_training.md``), so 100 steps take about 2.5 hours::
 
     dcops train-scheduler --out runs/grpo_gemma --steps 100 --num-generations 4 \
