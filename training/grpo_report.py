@@ -225,6 +225,7 @@ def write_markdown(run_dir: str | Path, md_path: str | Path, png_path: str | Pat
         _change_row("format-failure rate", series(rows, "format_failure_rate"), n),
         _change_row("invalid entries / completion", series(rows, "invalid_per_completion"), n),
         _change_row("KL to reference", series(rows, "kl"), n),
+        _change_row("token entropy of the completions (nats)", series(rows, "entropy"), n),
         "", *paired_section(rows, paired or [], n),
         f"![GRPO curve]({Path(png_path).name})", "",
     ]

@@ -169,8 +169,7 @@ def load_gemma(dtype: Any = None, device: str | None = None) -> tuple[Any, Any]:
     model = AutoModelForCausalLM.from_pretrained(str(folder), local_files_only=True,
                                                  dtype=dtype if dtype is not None else torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
-    if target != "cpu":
-        model = model.to(target)
+    model = model.to(target)
     model.eval()
     return model, tokenizer
 
