@@ -114,7 +114,8 @@ def detection(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
 
 
 def team_payoffs(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One record per gaming team per cell: its payoff, its twin's value, its kind."""
+    """One record per gaming team per cell: its payoff, its value and its twin's, the share of its requests
+    accepted and its twin's, its kind."""
     out = []
     for row in rows:
         for agent, team in row["teams"].items():
@@ -130,6 +131,8 @@ def team_payoffs(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
                         "payoff": team["gaming_payoff"],
                         "twin_value": team["twin_value_completed"],
                         "value": team["value_completed"],
+                        "accept_rate": team["accept_rate"],
+                        "twin_accept_rate": team["twin_accept_rate"],
                     }
                 )
     return out

@@ -268,7 +268,8 @@ def markdown(data: dict[str, Any], meta: dict[str, Any]) -> str:
             "completed on the same seed (every other team and the physics identical), mean [bootstrap 95 % "
             "CI]; "
             "in brackets, the payoff relative to the twin's value. Positive: misreporting pays under this "
-            "scheduler.",
+            "scheduler. Then the mean share of the gaming team's requests the scheduler accepted, and in "
+            "brackets its honest twin's.",
             "",
         ]
         by = analysis.group(data["payoffs"], "scheduler", "mix")
@@ -280,7 +281,12 @@ def markdown(data: dict[str, Any], meta: dict[str, Any]) -> str:
                 est = analysis.bootstrap_mean([p["payoff"] for p in recs])
                 twin = sum(p["twin_value"] for p in recs)
                 rel = f" ({100.0 * sum(p['payoff'] for p in recs) / twin:+.1f} %)" if twin > 0 else ""
-                row.append(est.text("+.0f") + rel)
+                accepted = ""
+                if recs:
+                    rate = float(np.mean([p["accept_rate"] for p in recs]))
+                    twin_rate = float(np.mean([p["twin_accept_rate"] for p in recs]))
+                    accepted = f"; accepted {rate:.2f} (twin {twin_rate:.2f})"
+                row.append(est.text("+.0f") + rel + accepted)
             body.append(row)
         lines += _table(["scheduler", *gaming_mixes], body) + ["", "![Gaming payoff](gaming_payoff.png)", ""]
     if "injecting" in mixes and "one_strategic" in mixes:

@@ -42,6 +42,9 @@ def test_eval_command_writes_the_report_and_resumes(tmp_path, capsys):
     runs = json.loads((out / "run.json").read_text())["invocations"]
     assert [r["cells_computed"] for r in runs] == [2, 0]
     assert "earliest_deadline" in capsys.readouterr().out
+    report = (out / "README.md").read_text()
+    payoff_rows = report.split("## Gaming payoff")[1].split("\n## ")[0]
+    assert "| reject_all | +0; accepted 0.00 (twin 0.00) |" in payoff_rows
 
 
 @pytest.mark.parametrize(

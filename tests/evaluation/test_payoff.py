@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dcops.evaluation.analysis import bootstrap_mean, cross_mix, paired
+from dcops.evaluation.analysis import bootstrap_mean, cross_mix, paired, team_payoffs
 from dcops.evaluation.matrix import Cell
 from dcops.evaluation.runner import gaming_payoffs, play, run_cell
 
@@ -44,6 +44,15 @@ def test_reject_all_gives_every_gaming_team_exactly_zero_payoff():
     row = run_cell(Cell("reject_all", "two_strategic", "normal", 1, n_windows=3))
     payoffs = [t["gaming_payoff"] for t in row["teams"].values() if "gaming_payoff" in t]
     assert len(payoffs) == 2 and payoffs == [0.0, 0.0]
+
+
+@pytest.mark.parametrize(("scheduler", "rate"), [("reject_all", 0.0), ("accept_all", 1.0)])
+def test_payoff_records_carry_the_acceptance_rate_of_the_team_and_its_twin(scheduler, rate):
+    row = run_cell(Cell(scheduler, "injecting", "normal", 3, n_windows=3))
+    (record,) = team_payoffs([row])
+    assert record["kind"] == "injecting"
+    assert record["accept_rate"] == rate and record["twin_accept_rate"] == rate
+    assert record["accept_rate"] == row["gaming_accept_rate"]
 
 
 def test_twin_run_keeps_the_jobs_and_changes_only_the_statements():
