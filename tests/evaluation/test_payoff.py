@@ -55,6 +55,16 @@ def test_payoff_records_carry_the_acceptance_rate_of_the_team_and_its_twin(sched
     assert record["accept_rate"] == row["gaming_accept_rate"]
 
 
+def test_payoff_record_keeps_the_team_and_its_twin_apart():
+    cell = Cell("priority_threshold", "injecting", "normal", 2, n_windows=3)
+    row = run_cell(cell)
+    (record,) = team_payoffs([row])
+    twin = play(cell, frozenset({record["team"]}))
+    assert record["accept_rate"] == row["gaming_accept_rate"]
+    assert record["twin_accept_rate"] == twin["teams"][record["team"]]["accept_rate"]
+    assert record["accept_rate"] != record["twin_accept_rate"]  # this seed separates them: a swap would fail
+
+
 def test_twin_run_keeps_the_jobs_and_changes_only_the_statements():
     cell = Cell("priority_threshold", "two_strategic", "chiller_trip", 0, n_windows=4)
     row = run_cell(cell)
