@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dcops.registry import make_env, make_vec_env, tasks
+from dcops.registry import make_env, tasks
 
 __version__ = "0.1.0"
 
@@ -27,3 +27,15 @@ def parallel_env(**config: Any):
     from dcops.env import parallel_env as _parallel_env
 
     return _parallel_env(**config)
+
+
+def make_vec_env(task_id: str, num_envs: int, **config: Any):
+    """A Gymnasium ``VectorEnv`` of ``num_envs`` episodes of ``task_id`` stepped together (``dcops.vector_env``:
+    cooling tasks fully batched, ``cluster/operations`` with its plant physics batched); ``config`` as for
+    :func:`make_env`, plus ``autoreset_mode``.
+
+    :raises KeyError: for a task without a vector form (the message lists those with one).
+    """
+    from dcops.vector_env import make_vec_env as _make_vec_env
+
+    return _make_vec_env(task_id, num_envs, **config)

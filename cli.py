@@ -1,7 +1,14 @@
-"""The ``dcops`` command line.
+"""The ``dcops`` command line: the one place that lists every sub-command's home.
 
-Each feature declares its sub-commands in a light ``commands`` module (argparse definitions only; the heavy
-imports happen inside ``run``), listed in ``COMMAND_MODULES`` below.
+Each feature declares its sub-commands as ``COMMANDS`` (a list of :class:`dcops.command.Command`) in a light
+module of its own above the domain layers (argparse definitions only; the heavy imports happen inside ``run``):
+
+- ``dcops.training.<what>.commands``: train (and evaluate what was trained) for cooling, the LLM scheduler,
+  multi-agent learning, queue ordering and GPU placement;
+- ``dcops.evaluation.*``: the ``dcops eval`` matrix, the cluster and cooling reports, the LLM's injection test;
+- ``dcops.server.commands``, ``dcops.runner`` (a policy against a server), ``dcops.bench.commands``.
+
+Nothing in ``physics``, ``cluster``, ``agents`` or ``oversight`` declares a command.
 """
 
 from __future__ import annotations
@@ -9,34 +16,23 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True)
-class Command:
-    """One sub-command: its name, one-line help, argument declaration and entry point (returns an exit code)."""
-
-    name: str
-    help: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
-
+from collections.abc import Sequence
 
 COMMAND_MODULES: tuple[str, ...] = (
-    "dcops.agents.llm.commands",
-    "dcops.cooling_report",
-    "dcops.bench.commands",
-    "dcops.cluster.placement.commands",
-    "dcops.cluster.queue.commands",
-    "dcops.cluster_report",
+    "dcops.evaluation.cooling_report",
+    "dcops.evaluation.cluster_report",
     "dcops.evaluation.commands",
+    "dcops.evaluation.llm_commands",
+    "dcops.training.cooling.commands",
+    "dcops.training.scheduler.commands",
+    "dcops.training.marl.commands",
+    "dcops.training.queue.commands",
+    "dcops.training.placement.commands",
     "dcops.server.commands",
     "dcops.runner",
-    "dcops.training.cooling_commands",
-    "dcops.training.scheduler_commands",
-    "dcops.training.marl_commands",
+    "dcops.bench.commands",
 )
+"""Every module that declares sub-commands, in the order ``dcops --help`` lists them."""
 
 
 def build_parser() -> argparse.ArgumentParser:

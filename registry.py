@@ -40,15 +40,3 @@ def make_env(task_id: str, **config: Any) -> gym.Env:
     module_name, factory_name = target.split(":")
     factory = getattr(importlib.import_module(module_name), factory_name)
     return factory(**config)
-
-
-def make_vec_env(task_id: str, num_envs: int, **config: Any) -> gym.vector.VectorEnv:
-    """A Gymnasium ``VectorEnv`` of ``num_envs`` episodes of ``task_id`` stepped together (``dcops.vector_env``:
-    cooling tasks fully batched, ``cluster/operations`` with its plant physics batched); ``config`` as for
-    :func:`make_env`, plus ``autoreset_mode``.
-
-    :raises KeyError: for a task without a vector form (the message lists those with one).
-    """
-    from dcops.vector_env import make_vec_env as _make_vec_env
-
-    return _make_vec_env(task_id, num_envs, **config)

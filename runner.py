@@ -28,7 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from dcops.cli import Command
+from dcops.command import Command
 
 WireAction = dict[str, Any]
 

@@ -48,6 +48,7 @@ from numpy.typing import NDArray
 
 from dcops.physics.interface import setpoint_bounds, setpoint_field_names
 from dcops.physics.plant import PlantBoundary, PlantControl, PlantState, step_plant_arrays
+from dcops.registry import make_env, tasks
 
 _MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 
@@ -88,7 +89,6 @@ class CoolingVectorEnv(VectorEnv):
     def __init__(self, task_id: str, num_envs: int, autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
                  **config: Any) -> None:
         from dcops.cooling_env import CoolingEnv
-        from dcops.registry import make_env
 
         if int(num_envs) < 1:
             raise ValueError(f"num_envs must be at least 1, got {num_envs}")
@@ -449,8 +449,6 @@ def make_vec_env(task_id: str, num_envs: int, autoreset_mode: AutoresetMode | st
         return CoolingVectorEnv(task_id, num_envs, autoreset_mode, **config)
     if task_id == "cluster/operations":
         return ClusterVectorEnv(num_envs, autoreset_mode, **config)
-    from dcops.registry import tasks
-
     raise KeyError(f"no vector form of task {task_id!r}; vectorised tasks: "
                    f"{', '.join(t for t in tasks() if t.startswith('cooling/') or t == 'cluster/operations')}")
 

@@ -13,7 +13,7 @@ import platform
 from pathlib import Path
 from typing import Any
 
-from dcops.cli import Command
+from dcops.command import Command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:

@@ -14,19 +14,36 @@ The cluster layer does not import ``dcops.agents``; ``dcops.env`` hands it one o
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
+from dcops.physics.faults import FaultTimeline
 from dcops.physics.interface import CHW_SETPOINT_RANGE_C, FAN_SPEED_RANGE, decode_setpoints
-from dcops.physics.plant import PlantControl, PlantState
-
-if TYPE_CHECKING:
-    from dcops.cluster.episode import ClusterEpisode
+from dcops.physics.plant import PlantConfig, PlantControl, PlantState
 
 _MIN_FAN_32 = float(np.float32(FAN_SPEED_RANGE[0]))
+
+
+class PlantView(Protocol):
+    """What a plant controller may read of the episode that runs it (``dcops.cluster.episode.ClusterEpisode``
+    is one): the plant, the fault timeline, and the reported readings a telemetry controller would see.
+
+    Declared here so that the controllers depend on this small interface, not on the episode module (which
+    imports them)."""
+
+    plant: PlantConfig
+    timeline: FaultTimeline
+
+    def telemetry(self, k: int, it_row: NDArray[np.float64]) -> NDArray[np.float32]:
+        """The cooling telemetry vector before global step ``k`` with the load ``it_row`` (kW per zone)."""
+        ...
+
+    def reported_chw_c(self, k: int, state: PlantState) -> float:
+        """The chilled-water supply temperature the sensors report before step ``k``, °C."""
+        ...
 
 
 class PlantController(Protocol):
@@ -35,7 +52,7 @@ class PlantController(Protocol):
 
     name: str
 
-    def reset(self, episode: ClusterEpisode) -> None: ...
+    def reset(self, episode: PlantView) -> None: ...
 
     def begin_window(self, it_kw: NDArray[np.float64], first_step: int) -> None: ...
 
@@ -50,7 +67,7 @@ class TelemetryController:
         self.context = context
         self.name = getattr(controller, "name", type(controller).__name__)
 
-    def reset(self, episode: ClusterEpisode) -> None:
+    def reset(self, episode: PlantView) -> None:
         self.episode = episode
         self.controller.reset(self.context)
 
@@ -81,7 +98,7 @@ class RuleFastPath:
         self.name = str(params.get("name", "rule"))
         self.zone_weights = None if zone_weights is None else np.asarray(zone_weights, dtype=np.float64)
 
-    def reset(self, episode: ClusterEpisode) -> None:
+    def reset(self, episode: PlantView) -> None:
         self.episode = episode
         plant = episode.plant
         z = plant.n_zones
@@ -150,7 +167,7 @@ class HeldSetpoints:
     def __init__(self) -> None:
         self._control: PlantControl | None = None
 
-    def reset(self, episode: ClusterEpisode) -> None:
+    def reset(self, episode: PlantView) -> None:
         self.episode = episode
         z = episode.plant.n_zones
         # Until the agent's first action: the plant's neutral mid-range operating point.

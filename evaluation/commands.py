@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any
 
-from dcops.cli import Command
+from dcops.command import Command
 
 DEFAULT_REFERENCE = "priority_threshold"
 QUICK = {"seeds": 3}

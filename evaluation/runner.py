@@ -1,6 +1,6 @@
 """Run one cell of the matrix (``dcops.evaluation.matrix``) and measure it.
 
-A scheduler cell plays the episode (``dcops.cluster_report.run_episode``) and then, for each gaming team of
+A scheduler cell plays the episode (``dcops.evaluation.cluster_report.run_episode``) and then, for each gaming team of
 the mix, the same seed again with that team in honest mode (``dcops.agents.teams.honest_twin_factory``).
 Metrics (one flat row, JSON-able; units in the names):
 
@@ -127,7 +127,7 @@ def play(
 ) -> dict[str, Any]:
     """One episode of the cell (``scheduler`` overrides the cell's); every metric of the module docstring that
     one episode gives, plus ``_team_value`` (per team) for the payoff."""
-    from dcops.cluster_report import run_episode
+    from dcops.evaluation.cluster_report import run_episode
 
     env = make_env(cell, honest_agents)
     policy = CountingPolicy(_policy(scheduler or cell.scheduler))

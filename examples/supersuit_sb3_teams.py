@@ -2,7 +2,7 @@
 
 The scheduler is scripted (the priority-threshold baseline) and only the ``"learner"`` teams act, each choosing
 how to state its requests (inflate priority, compress deadlines, hide carbon flexibility). Their views are
-homogeneous, so no padding is needed (``dcops.training.marl_supersuit`` explains and checks it). One machine,
+homogeneous, so no padding is needed (``dcops.training.marl.supersuit`` explains and checks it). One machine,
 no Ray.
 
 Run: ``python examples/supersuit_sb3_teams.py --timesteps 20000`` (prints the shared policy's mean team reward
@@ -31,7 +31,7 @@ class TeamRun:
 
 def mean_team_reward(model: Any, seeds: range, n_windows: int, team_kinds: tuple[str, ...]) -> float:
     """Mean learner-team reward per window over ``seeds``, deterministic actions of the shared policy."""
-    from dcops.training.marl_env import RoleEnv
+    from dcops.training.marl.env import RoleEnv
 
     env = RoleEnv(scheduler="priority_threshold", n_windows=n_windows, team_kinds=team_kinds)
     total, count = 0.0, 0
@@ -52,12 +52,14 @@ def train_teams(timesteps: int = 20_000, n_envs: int = 4, n_windows: int = 8, se
     import torch
     from stable_baselines3 import PPO
 
-    from dcops.training.marl_supersuit import team_vec_env
+    from dcops.training.marl.supersuit import team_vec_env
+    from dcops.training.sb3_logging import sb3_logger
 
     torch.set_num_threads(1)
     venv = team_vec_env(n_envs=n_envs, n_windows=n_windows, team_kinds=team_kinds)
     model = PPO("MlpPolicy", venv, n_steps=n_steps, batch_size=n_steps * venv.num_envs // 2, n_epochs=4,
                 learning_rate=3e-4, gamma=0.95, seed=seed, verbose=verbose, device="cpu")
+    model.set_logger(sb3_logger(None, "supersuit", verbose))  # no SB3-<date> folder in the temp directory
     before = mean_team_reward(model, eval_seeds, n_windows, team_kinds)
     model.learn(total_timesteps=timesteps)
     after = mean_team_reward(model, eval_seeds, n_windows, team_kinds)

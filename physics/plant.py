@@ -34,11 +34,7 @@ the outputs carry each term so tests can check it every step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
-from typing import NamedTuple
-
 import numpy as np
-from numpy.typing import NDArray
 
 from dcops.physics.auxiliaries import (
     ancillary_kw,
@@ -48,221 +44,25 @@ from dcops.physics.auxiliaries import (
     tower_fan_power_kw,
     ups_loss_kw,
 )
-from dcops.physics.chiller import CHILLER_TYPES, ChillerCurves, chiller_power_kw, curve_modifiers
-from dcops.physics.constants import AIR_DENSITY_KG_PER_M3, CP_AIR_KJ_PER_KG_K, KW_PER_TON_REFRIGERATION
+from dcops.physics.chiller import chiller_power_kw, curve_modifiers
+from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
 from dcops.physics.economiser import condenser_water_c, economiser_fraction
+from dcops.physics.plant_types import (
+    Array,
+    PlantBoundary,
+    PlantConfig,
+    PlantControl,
+    PlantOutputs,
+    PlantState,
+    initial_state,
+)
+from dcops.physics.single_plant import step_single_plant
 from dcops.physics.zones import (
     inlet_temperature_c,
     recirculation_fraction,
     server_airflow_kg_s,
     zone_update,
 )
-
-Array = NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class PlantConfig:
-    """Static description of a data hall and its cooling plant. Build one with :meth:`default`.
-
-    Zone arrays are shaped (Z,). Units are in the names.
-    """
-
-    zone_design_it_kw: Array
-    zone_thermal_mass_kj_per_k: Array
-    zone_envelope_ua_kw_per_k: Array
-    crah_max_airflow_kg_s: Array
-    crah_fan_max_kw: Array
-    server_delta_t_k: float = 12.0
-    min_recirculation: float = 0.02
-    coil_approach_k: float = 3.0
-    chiller_curves: ChillerCurves = field(default_factory=lambda: CHILLER_TYPES["centrifugal"])
-    n_chillers: int = 2
-    chiller_reference_capacity_kw: float = 660.0
-    loop_thermal_mass_kj_per_k: float = 35_000.0
-    chw_design_delta_t_k: float = 6.0
-    tower_approach_k: float = 3.5
-    hx_approach_k: float = 1.5
-    economiser_installed: bool = True
-    design_cooling_kw: float = 1_100.0
-    tower_fan_design_kw: float = 74.0
-    chw_pump_design_kw: float = 13.0
-    cw_pump_design_kw: float = 19.5
-    pump_min_speed: float = 0.3
-    ups_rated_kw: float = 1_250.0
-
-    @property
-    def n_zones(self) -> int:
-        return int(self.zone_design_it_kw.shape[-1])
-
-    @property
-    def design_it_kw(self) -> float:
-        return float(self.zone_design_it_kw.sum())
-
-    @property
-    def design_rejection_kw(self) -> float:
-        """Heat the tower rejects at design: cooling load plus compressor power at the reference COP."""
-        return self.design_cooling_kw * (1.0 + 1.0 / self.chiller_curves.reference_cop)
-
-    @classmethod
-    def default(
-        cls,
-        n_zones: int = 4,
-        zone_design_it_kw: float | list[float] | Array = 250.0,
-        chiller: str = "centrifugal",
-        economiser: bool = True,
-        n_chillers: int = 2,
-        chiller_capacity_fraction: float = 0.6,
-        thermal_mass_kj_per_k_per_kw: float = 20.0,
-        loop_mass_kj_per_k_per_kw: float = 35.0,
-        airflow_margin: float = 1.3,
-        fan_pressure_kpa: float = 0.5,
-        fan_efficiency: float = 0.6,
-        **overrides: object,
-    ) -> PlantConfig:
-        """A plant sized from the zones' design IT load with typical engineering ratios.
-
-        :param n_zones: number of zones (ignored when ``zone_design_it_kw`` is a list).
-        :param zone_design_it_kw: design IT load per zone, kW (one value for all, or one per zone).
-        :param chiller: ``"centrifugal"`` (DOE-2 5.50 COP) or ``"reciprocating"`` (DOE-2 3.67 COP).
-        :param economiser: whether a waterside economiser is installed.
-        :param n_chillers: identical chillers, each ``chiller_capacity_fraction`` of the design cooling load
-            (default 2 × 60 %: N+1 at part of the load, so one trip under peak load leaves a shortfall).
-        :param thermal_mass_kj_per_k_per_kw: zone heat capacity per kW of design IT (10–30 is typical).
-        :param loop_mass_kj_per_k_per_kw: chilled-water loop heat capacity per kW of design IT (35 ≈ 8 L/kW).
-        :param airflow_margin: CRAH maximum airflow over the servers' design airflow.
-        :param fan_pressure_kpa: CRAH fan total pressure, kPa; with ``fan_efficiency`` sets fan power.
-        :param overrides: any other :class:`PlantConfig` field.
-        """
-        design = np.atleast_1d(np.asarray(zone_design_it_kw, dtype=np.float64))
-        if design.size == 1:
-            design = np.full(n_zones, float(design[0]))
-        if np.any(design <= 0):
-            raise ValueError("zone_design_it_kw must be positive")
-        total = float(design.sum())
-        design_airflow = design / (CP_AIR_KJ_PER_KG_K * 12.0)
-        max_airflow = airflow_margin * design_airflow
-        fan_max_kw = max_airflow / AIR_DENSITY_KG_PER_M3 * fan_pressure_kpa / fan_efficiency
-        design_cooling = 1.1 * total  # IT plus fan heat, with a little margin
-        curves = CHILLER_TYPES[chiller]
-        rejection = design_cooling * (1.0 + 1.0 / curves.reference_cop)
-        values: dict[str, object] = dict(
-            zone_design_it_kw=design,
-            zone_thermal_mass_kj_per_k=thermal_mass_kj_per_k_per_kw * design,
-            zone_envelope_ua_kw_per_k=0.002 * design,
-            crah_max_airflow_kg_s=max_airflow,
-            crah_fan_max_kw=fan_max_kw,
-            chiller_curves=curves,
-            n_chillers=n_chillers,
-            chiller_reference_capacity_kw=chiller_capacity_fraction * design_cooling,
-            loop_thermal_mass_kj_per_k=loop_mass_kj_per_k_per_kw * total,
-            economiser_installed=economiser,
-            design_cooling_kw=design_cooling,
-            tower_fan_design_kw=0.2 / KW_PER_TON_REFRIGERATION * rejection,
-            chw_pump_design_kw=0.012 * design_cooling,
-            cw_pump_design_kw=0.015 * rejection,
-            ups_rated_kw=1.25 * total,
-        )
-        values.update(overrides)
-        return cls(**values)  # type: ignore[arg-type]
-
-    @classmethod
-    def legacy(cls, **overrides: object) -> PlantConfig:
-        """A legacy plant: no economiser, reciprocating chillers (DOE-2 3.67 COP)."""
-        base: dict[str, object] = {"chiller": "reciprocating", "economiser": False}
-        base.update(overrides)
-        return cls.default(**base)  # type: ignore[arg-type]
-
-    def with_(self, **changes: object) -> PlantConfig:
-        """A copy with some fields changed."""
-        return replace(self, **changes)  # type: ignore[arg-type]
-
-
-@dataclass
-class PlantState:
-    """Dynamic state: zone temperatures (..., Z) and chilled-water supply temperature (...), °C."""
-
-    zone_temp_c: Array
-    chw_supply_c: Array
-
-    def copy(self) -> PlantState:
-        return PlantState(self.zone_temp_c.copy(), self.chw_supply_c.copy())
-
-
-@dataclass(frozen=True)
-class PlantControl:
-    """Set-points for one step.
-
-    :param fan_speed: CRAH fan speed per zone, fraction of maximum (clipped to [0, 1]).
-    :param supply_setpoint_c: supply-air set-point per zone, °C (the coil may not reach it, see module doc).
-    :param chw_setpoint_c: chilled-water supply set-point, °C.
-    :param economiser_on: integrated waterside economiser enabled (ignored if none is installed).
-    """
-
-    fan_speed: Array
-    supply_setpoint_c: Array
-    chw_setpoint_c: Array
-    economiser_on: Array
-
-
-@dataclass(frozen=True)
-class PlantBoundary:
-    """Conditions imposed on the plant for one step.
-
-    :param it_kw: IT load per zone, kW (..., Z).
-    :param outdoor_dry_bulb_c: outdoor dry-bulb, °C (...).
-    :param outdoor_wet_bulb_c: outdoor wet-bulb, °C (...).
-    :param chiller_available: availability of each chiller, 0–1 (..., n_chillers); a trip ramps it to 0.
-    :param fan_units_alive: fraction of each zone's CRAH fan units running, 0–1 (..., Z).
-    """
-
-    it_kw: Array
-    outdoor_dry_bulb_c: Array
-    outdoor_wet_bulb_c: Array
-    chiller_available: Array
-    fan_units_alive: Array
-
-
-class PlantOutputs(NamedTuple):
-    """Everything one step produced. Zone fields are (..., Z); plant fields (...). Powers are step means."""
-
-    supply_air_c: Array
-    inlet_start_c: Array
-    inlet_c: Array
-    return_air_c: Array
-    recirculation: Array
-    airflow_kg_s: Array
-    fan_kw: Array
-    coil_kw: Array
-    chw_supply_c: Array
-    chw_return_c: Array
-    condenser_water_c: Array
-    economiser_fraction: Array
-    economiser_kw: Array
-    chiller_load_kw: Array
-    chiller_capacity_kw: Array
-    chiller_kw: Array
-    chw_pump_kw: Array
-    cw_pump_kw: Array
-    tower_kw: Array
-    ups_loss_kw: Array
-    electrical_loss_kw: Array
-    it_kw: Array
-    cooling_kw: Array
-    facility_kw: Array
-    pue: Array
-    heat_in_kj: Array
-    heat_removed_kj: Array
-    envelope_loss_kj: Array
-    heat_stored_kj: Array
-
-
-def initial_state(config: PlantConfig, zone_temp_c: float | Array = 30.0, chw_supply_c: float | Array = 10.0,
-                  batch_shape: tuple[int, ...] = ()) -> PlantState:
-    """A state with every zone at ``zone_temp_c`` and the loop at ``chw_supply_c`` (°C)."""
-    zones = np.broadcast_to(np.asarray(zone_temp_c, dtype=np.float64), (*batch_shape, config.n_zones)).copy()
-    loop = np.broadcast_to(np.asarray(chw_supply_c, dtype=np.float64), batch_shape).copy()
-    return PlantState(zones, loop)
 
 
 def air_side(
@@ -291,8 +91,6 @@ def step_plant(
     the bit, several times faster for a handful of zones); batches, and any input it declines, by
     :func:`step_plant_arrays`."""
     if state.zone_temp_c.ndim == 1:
-        from dcops.physics.single_plant import step_single_plant
-
         single = step_single_plant(config, state, control, boundary, dt_s)
         if single is not None:
             return single
@@ -403,3 +201,11 @@ def step_plant_arrays(
         heat_stored_kj=stored_kj,
     )
     return PlantState(zone1, chw1), outputs
+
+
+# The plant's data types live in ``plant_types`` (below this module and ``single_plant``); they are part of
+# the plant's interface, so they are imported from here as well.
+__all__ = [
+    "Array", "PlantBoundary", "PlantConfig", "PlantControl", "PlantOutputs", "PlantState", "air_side",
+    "initial_state", "step_plant", "step_plant_arrays",
+]

@@ -26,7 +26,7 @@ import numpy as np
 
 from dcops.physics.auxiliaries import ANCILLARY_FRACTION, DISTRIBUTION_LOSS_FRACTION, UPS_LOSS_COEFFICIENTS
 from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
-from dcops.physics.plant import PlantBoundary, PlantConfig, PlantControl, PlantOutputs, PlantState
+from dcops.physics.plant_types import PlantBoundary, PlantConfig, PlantControl, PlantOutputs, PlantState
 
 MAX_TERMS = 7
 """Largest zone or chiller count stepped here (numpy sums 8 or more terms pairwise, in another order)."""

@@ -63,7 +63,7 @@ from dcops.models import (
 )
 from dcops.server import mcp
 from dcops.server.adapters import FAMILIES, ActionError, adapter_for, served_tasks
-from dcops.server.config import ServerConfig
+from dcops.server.config import ServerConfig, add_serve_arguments
 from dcops.server.serialize import dumps
 from dcops.server.sessions import ApiError, Session, SessionManager
 from dcops.server.store import EpisodeStore
@@ -501,8 +501,6 @@ def serve(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``server`` script: ``server [--host H] [--port P] [--db PATH] ...``."""
-    from dcops.server.commands import add_serve_arguments
-
     parser = argparse.ArgumentParser(prog="server", description="dcops OpenEnv HTTP/WebSocket server")
     add_serve_arguments(parser)
     return serve(parser.parse_args(argv))

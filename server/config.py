@@ -18,6 +18,7 @@ variable                    meaning                                      default
 
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,3 +88,14 @@ class ServerConfig:
             max_body_bytes=_env_int("DCOPS_MAX_BODY_BYTES", 1 << 20, 1024),
             default_task=os.environ.get("DCOPS_DEFAULT_TASK", DEFAULT_TASK) or DEFAULT_TASK,
         )
+
+
+def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``dcops serve`` and of the ``server`` script."""
+    parser.add_argument("--host", default="0.0.0.0", help="interface to listen on (default 0.0.0.0)")
+    parser.add_argument("--port", type=int, default=8000, help="TCP port (default 8000)")
+    parser.add_argument("--db", default=None,
+                        help="episode database (default $DCOPS_DB or the user data dir; 'off' to disable)")
+    parser.add_argument("--max-sessions", type=int, default=None, help="session limit (default 64)")
+    parser.add_argument("--idle-timeout", type=float, default=None, help="idle session timeout, s (default 900)")
+    parser.add_argument("--log-level", default="info", help="uvicorn log level")

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from dcops.agents.cooling.pid import PIDController
+from dcops.agents.cooling.ppo import PPOController
+from dcops.agents.cooling.rule_based import RuleBasedController
+
 COOLING_CONTROLLERS: tuple[str, ...] = ("ppo", "rule", "pid")
 
 
@@ -17,8 +21,6 @@ def make_cooling_controller(name: str, task_id: str | None = None) -> Any:
         None gives the rule's defaults.
     :raises ValueError: for an unknown name (the message lists the known ones).
     """
-    from dcops.agents.cooling import PIDController, PPOController, RuleBasedController
-
     if name == "ppo":
         return PPOController()
     if name == "rule":

@@ -1,6 +1,6 @@
 """The pretrained PPO cooling controller, run as a plain numpy forward pass (no torch at run time).
 
-The policy was trained with stable-baselines3 PPO (``dcops train-cooling``, :mod:`dcops.training.cooling_ppo`)
+The policy was trained with stable-baselines3 PPO (``dcops train-cooling``, :mod:`dcops.training.cooling.ppo`)
 and exported to ``weights/ppo_cooling.npz`` (arrays only, read with ``np.load(allow_pickle=False)``) plus
 ``weights/ppo_cooling.json`` (training config, seed, timesteps, versions). The runtime needs only those two
 files and numpy; the SB3 ``ppo_cooling.zip`` next to them is for audit and resuming training.

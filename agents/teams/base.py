@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -247,26 +247,3 @@ def stated_earliest_window(window: int, stated_duration_h: float, config: Any) -
     a team claiming an impossible deadline would be caught at once)."""
     window_h = config.steps_per_window * config.dt_s / 3600.0
     return window + max(1, math.ceil(stated_duration_h / window_h - 1e-9)) - 1
-
-
-def honest_twin_factory(honest_agents: Iterable[str], factory: Callable[[str], Any] | None = None,
-                        ) -> Callable[[str], Any]:
-    """A ``team_factory`` for ``dcops.parallel_env``: teams as ``factory`` (default ``make_team``) makes them,
-    except that those that get a neutral id in ``honest_agents`` run in honest mode (module docstring). The
-    env seeds the id-to-kind shuffle independently of the teams, so on the same seed the ids name the same
-    teams."""
-    agents = frozenset(honest_agents)
-
-    def make(kind: str) -> Any:
-        if factory is None:
-            from dcops.agents.teams import make_team
-
-            team = make_team(kind)
-        else:
-            team = factory(kind)
-        if not hasattr(team, "honest_agents"):
-            raise TypeError(f"team kind {kind!r} ({type(team).__name__}) has no honest mode")
-        team.honest_agents = agents
-        return team
-
-    return make

@@ -11,9 +11,10 @@
 from __future__ import annotations
 
 from dcops.cluster.placement.actions import Action, Defer, Place, action_from_dict, action_from_text
+from dcops.cluster.placement.catalog import get_scenario
 from dcops.cluster.placement.observation import PlacementObservation
 from dcops.cluster.placement.policy import EpisodeResult, PlacementPolicy, run_episode
-from dcops.cluster.placement.scenarios import CANONICAL, Scenario, get_scenario
+from dcops.cluster.placement.scenarios import CANONICAL, Scenario
 from dcops.cluster.placement.sim import PlacementSim, RewardConfig, StepResult
 
 __all__ = [

@@ -65,9 +65,10 @@ import gymnasium as gym
 import numpy as np
 
 from dcops.cluster.placement.actions import Action, Defer, Place
+from dcops.cluster.placement.catalog import get_scenario
 from dcops.cluster.placement.generator import GeneratorConfig, draw_scenario
 from dcops.cluster.placement.observation import PlacementObservation
-from dcops.cluster.placement.scenarios import MAX_PRIORITY, Scenario, get_scenario
+from dcops.cluster.placement.scenarios import MAX_PRIORITY, Scenario
 from dcops.cluster.placement.sim import PlacementSim, RewardConfig, StepResult
 
 GPU_FEATURES = 6

@@ -1,7 +1,7 @@
 """The linear learned policy: argmax over candidate actions of ``features · w``.
 
 The weights are trained with the cross-entropy method (numpy only) by ``dcops train-placement``
-(:mod:`dcops.training.placement_linear`) on generated scenarios whose seeds never overlap the evaluation
+(:mod:`dcops.training.placement.linear`) on generated scenarios whose seeds never overlap the evaluation
 seeds, and shipped as ``weights/linear.npz`` next to ``weights/linear.json`` (the training config, seed,
 feature names and training score). Candidates are only the feasible placements and ``defer()``, so the
 policy never makes an invalid action.

@@ -311,14 +311,3 @@ CANONICAL_WINNERS: dict[str, str] = {
     "reserve_large_gpu": "best_fit",
 }
 """The heuristic each canonical scenario is designed to be won by (checked by the tests)."""
-
-
-def get_scenario(name: str) -> Scenario:
-    """A canonical scenario by name; ``generated_<seed>`` gives :func:`generator.generate_scenario`."""
-    if name in CANONICAL:
-        return CANONICAL[name]
-    if name.startswith("generated_") and name[len("generated_") :].isdigit():
-        from dcops.cluster.placement.generator import generate_scenario
-
-        return generate_scenario(int(name[len("generated_") :]))
-    raise KeyError(f"unknown placement scenario {name!r}; known: {', '.join(CANONICAL)} or generated_<seed>")

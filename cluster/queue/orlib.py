@@ -34,9 +34,7 @@ class OrlibSet:
 
 def default_orlib_dir() -> Path:
     """``shared/data/orlib-wt`` beside the repository root (the folder holding this package's tree)."""
-    import dcops
-
-    return Path(dcops.__file__).resolve().parent.parent / "shared" / "data" / "orlib-wt"
+    return Path(__file__).resolve().parents[3] / "shared" / "data" / "orlib-wt"
 
 
 def _read_ints(path: Path) -> np.ndarray:

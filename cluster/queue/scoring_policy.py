@@ -1,6 +1,6 @@
 """The learned queue-ordering policy at run time: a per-job scoring network as a pure numpy forward pass.
 
-Training happens in torch (:mod:`dcops.training.queue_ppo`); this module only reads the exported arrays, so
+Training happens in torch (:mod:`dcops.training.queue.ppo`); this module only reads the exported arrays, so
 ranking jobs with the learned policy never imports torch.
 
 Network (the same weights score every waiting job; H hidden units, x_j the features of job j from

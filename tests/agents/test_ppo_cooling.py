@@ -71,8 +71,8 @@ def test_numpy_policy_matches_the_torch_policy_on_random_observations():
     pytest.importorskip("stable_baselines3")
     from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 
-    from dcops.training.cooling_ppo import load_torch_policy
-    from dcops.training.cooling_train_env import CoolingTrainEnv
+    from dcops.training.cooling.ppo import load_torch_policy
+    from dcops.training.cooling.train_env import CoolingTrainEnv
 
     meta = shipped_metadata()
     numpy_policy = shipped_policy()

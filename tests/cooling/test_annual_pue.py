@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dcops.cooling_report import LEGACY_OPERATION, annual_pue
+from dcops.evaluation.cooling_report import LEGACY_OPERATION, annual_pue
 from dcops.physics.plant import PlantConfig
 
 

@@ -9,7 +9,7 @@ from dcops.evaluation.matrix import build_matrix
 from dcops.evaluation.store import CellStore
 
 
-def test_ray_executor_runs_a_two_cell_matrix_like_the_serial_one(tmp_path, comparable):
+def test_ray_executor_runs_a_two_cell_matrix_like_the_serial_one(tmp_path, comparable, ray_tmpdir):
     ray = pytest.importorskip("ray")
     cells = build_matrix(["priority_threshold", "reject_all"], ["adaptive"], ["normal"], [5], n_windows=2)
     try:

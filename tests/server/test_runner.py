@@ -23,7 +23,7 @@ def test_placement_heuristic_over_the_wire_matches_in_process(live_server, trans
 def test_cluster_baseline_over_http_matches_in_process(live_server) -> None:
     import dcops
     from dcops.agents.schedulers import PriorityThresholdScheduler
-    from dcops.cluster_report import run_episode as run_cluster
+    from dcops.evaluation.cluster_report import run_episode as run_cluster
 
     options = {"n_windows": 3}
     local = run_cluster(PriorityThresholdScheduler(), seed=5, **options)

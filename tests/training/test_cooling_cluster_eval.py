@@ -8,7 +8,7 @@ import pytest
 
 import dcops
 from dcops.cluster.config import ClusterConfig
-from dcops.training import cooling_cluster_eval as cc
+from dcops.training.cooling import cluster_eval as cc
 
 
 def test_ppo_is_the_cluster_default_controller() -> None:

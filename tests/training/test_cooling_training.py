@@ -17,8 +17,8 @@ from dcops.cooling_env import CoolingEnv, CoolingTaskSpec
 from dcops.physics.faults import ChillerTrip, FanFailure, SensorDrift
 from dcops.physics.plant import PlantConfig
 from dcops.physics.profiles import SITE_ALIASES
-from dcops.training import eval_cooling as ev
-from dcops.training.cooling_train_env import (
+from dcops.training.cooling import evaluate as ev
+from dcops.training.cooling.train_env import (
     CoolingTrainEnv,
     RewardWeights,
     TrainingScenarios,
@@ -130,7 +130,7 @@ def _mean_reward(policy, seeds=(0, 1, 2, 3)) -> float:
 def test_a_short_training_run_improves_on_a_random_policy(tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("stable_baselines3")
-    from dcops.training.cooling_ppo import CoolingPPOConfig, train_cooling_ppo
+    from dcops.training.cooling.ppo import CoolingPPOConfig, train_cooling_ppo
 
     config = CoolingPPOConfig(seed=1, timesteps=4096, n_envs=4, n_steps=256, batch_size=256, n_epochs=4,
                               eval_every=2048, validation_seeds=(2000,), max_minutes=None)

@@ -9,10 +9,10 @@ import pytest
 
 from dcops.agents.llm.prompt import format_answer
 from dcops.agents.schedulers import BASELINES
-from dcops.training.grpo_paired import ALL_DEFAULT, REFERENCES, gap_key, paired_steps, read_completions
-from dcops.training.grpo_report import write_report
-from dcops.training.grpo_reward import SchedulerReward
-from dcops.training.grpo_states import build_window_states
+from dcops.training.scheduler.paired import ALL_DEFAULT, REFERENCES, gap_key, paired_steps, read_completions
+from dcops.training.scheduler.report import write_report
+from dcops.training.scheduler.reward import SchedulerReward
+from dcops.training.scheduler.states import build_window_states
 
 ENV = {"max_requests_per_team": 2}
 SEEDS, WINDOWS = [1000, 1001], [1, 2]

@@ -13,11 +13,11 @@ import dcops
 from dcops.agents.llm.prompt import format_answer
 from dcops.agents.schedulers import BASELINES
 from dcops.cli import build_parser, main
-from dcops.training.grpo_report import first_last_change, moving_average, read_log
-from dcops.training.grpo_reward import FormatTerms, SchedulerReward
-from dcops.training.grpo_scheduler import GRPOSchedulerConfig
-from dcops.training.grpo_states import build_window_states
-from dcops.training.scheduler_commands import parse_int_list
+from dcops.training.scheduler.commands import parse_int_list
+from dcops.training.scheduler.grpo import GRPOSchedulerConfig
+from dcops.training.scheduler.report import first_last_change, moving_average, read_log
+from dcops.training.scheduler.reward import FormatTerms, SchedulerReward
+from dcops.training.scheduler.states import build_window_states
 
 ENV = {"max_requests_per_team": 2}
 SEED, WINDOW = 1000, 2
@@ -133,7 +133,7 @@ def test_reward_arguments_are_checked(states):
 
 def test_stop_tokens_end_the_answer_but_not_its_lines():
     from dcops.agents.llm.model import load_tokenizer
-    from dcops.training.grpo_scheduler import default_stop_strings, stop_token_ids
+    from dcops.training.scheduler.grpo import default_stop_strings, stop_token_ids
 
     tokenizer = load_tokenizer()
     ids = set(stop_token_ids(tokenizer, default_stop_strings()))
@@ -214,7 +214,7 @@ def test_scored_completions_are_logged_with_their_step(states, tmp_path):
 def test_bf16_on_a_cpu_only_machine_asks_transformers_to_train_on_the_cpu(tmp_path, monkeypatch):
     """transformers refuses ``bf16=True`` without a GPU unless ``use_cpu`` is set; CPUs with bf16 units
     (avx512_bf16, AMX) train about 1.5x faster with it (README, GRPO)."""
-    import dcops.training.grpo_scheduler as grpo
+    import dcops.training.scheduler.grpo as grpo
 
     monkeypatch.setattr(grpo, "_cuda_available", lambda: False)
     config = grpo.GRPOSchedulerConfig(model="tiny", out=str(tmp_path))

@@ -20,8 +20,8 @@ pytest.importorskip("trl")
 pytest.importorskip("peft")
 
 from dcops.agents.llm.parser import ParseResult  # noqa: E402
-from dcops.training.grpo_report import read_log, write_report  # noqa: E402
-from dcops.training.grpo_scheduler import GRPOSchedulerConfig, train_grpo_scheduler  # noqa: E402
+from dcops.training.scheduler.grpo import GRPOSchedulerConfig, train_grpo_scheduler  # noqa: E402
+from dcops.training.scheduler.report import read_log, write_report  # noqa: E402
 
 
 def checksum_parse(text: str, view: dict) -> ParseResult:

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from pettingzoo.test import parallel_api_test
 
-from dcops.training.marl_env import FLAT_KEYS, RoleEnv
+from dcops.training.marl.env import FLAT_KEYS, RoleEnv
 
 KINDS = ("cooperative", "strategic", "learner", "learner")
 
@@ -66,7 +66,7 @@ def test_masked_module_never_samples_a_forbidden_decision():
     pytest.importorskip("ray.rllib")
     from ray.rllib.core.columns import Columns
 
-    from dcops.training.marl_masking import MaskedPPOTorchRLModule
+    from dcops.training.marl.masking import MaskedPPOTorchRLModule
 
     env = RoleEnv(team_kinds=KINDS, n_windows=2)
     obs, _ = env.reset(seed=1)
@@ -99,7 +99,7 @@ def test_masked_module_checks_the_mask_against_the_action_space():
     pytest.importorskip("ray.rllib")
     import gymnasium as gym
 
-    from dcops.training.marl_masking import MaskedPPOTorchRLModule
+    from dcops.training.marl.masking import MaskedPPOTorchRLModule
 
     space = gym.spaces.Dict({"observations": gym.spaces.Box(-1, 1, (4,)), "action_mask": gym.spaces.Box(0, 1, (5,))})
     with pytest.raises(ValueError, match="logits"):

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from dcops.training.marl_config import MarlConfig, load_config
+from dcops.training.marl.config import MarlConfig, load_config
 
 
 def test_shipped_configs_load_and_differ_where_a_cluster_should():
@@ -27,7 +27,7 @@ def test_shipped_configs_load_and_differ_where_a_cluster_should():
 
 def test_shipped_configs_pass_rllib_validation_with_one_policy_per_role():
     pytest.importorskip("ray.rllib")
-    from dcops.training.marl_rllib import build_algorithm_config, policy_for
+    from dcops.training.marl.rllib import build_algorithm_config, policy_for
 
     for name in ("laptop", "cluster"):
         config = load_config(name)
@@ -54,7 +54,7 @@ def test_bad_configs_are_refused_naming_the_field(data, field):
 
 
 def test_scripted_reference_returns_rank_a_careful_scheduler_above_rejecting_everything():
-    from dcops.training.marl_rllib import scripted_scheduler_return
+    from dcops.training.marl.rllib import scripted_scheduler_return
 
     env = {"scheduler": "learner", "team_kinds": ["cooperative", "strategic", "learner", "learner"], "n_windows": 3}
     careful = scripted_scheduler_return(env, "priority_threshold", range(3))
@@ -71,14 +71,14 @@ def test_train_marl_command_reports_a_bad_config_without_a_traceback(tmp_path, c
     assert "num_gpus" in capsys.readouterr().out
 
 
-def test_two_iterations_with_two_env_runners_give_finite_learner_metrics(tmp_path):
+def test_two_iterations_with_two_env_runners_give_finite_learner_metrics(tmp_path, ray_tmpdir):
     ray = pytest.importorskip("ray")
     torch = pytest.importorskip("torch")
     from ray.rllib.core.columns import Columns
     from ray.rllib.core.rl_module.rl_module import RLModule
 
-    from dcops.training.marl_env import RoleEnv
-    from dcops.training.marl_rllib import LOSS_KEYS, train_marl
+    from dcops.training.marl.env import RoleEnv
+    from dcops.training.marl.rllib import LOSS_KEYS, train_marl
 
     config = MarlConfig.from_dict({
         "env": {"n_windows": 2, "team_kinds": ["cooperative", "strategic", "learner", "learner"]},

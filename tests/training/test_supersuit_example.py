@@ -12,8 +12,8 @@ import pytest
 pytest.importorskip("supersuit")
 pytest.importorskip("stable_baselines3")
 
-from dcops.training.marl_env import RoleEnv  # noqa: E402
-from dcops.training.marl_supersuit import team_vec_env  # noqa: E402
+from dcops.training.marl.env import RoleEnv  # noqa: E402
+from dcops.training.marl.supersuit import team_vec_env  # noqa: E402
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "supersuit_sb3_teams.py"
 KINDS = ("cooperative", "strategic", "learner", "learner")

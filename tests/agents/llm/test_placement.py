@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dcops.agents.llm.placement import LLMPlacementPolicy, action_texts, placement_prompt
+from dcops.cluster.placement.catalog import get_scenario
 from dcops.cluster.placement.policy import PlacementPolicy, run_episode
-from dcops.cluster.placement.scenarios import get_scenario
 
 
 def test_tiny_model_plays_a_canonical_scenario_with_valid_actions_only(tiny):

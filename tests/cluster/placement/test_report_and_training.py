@@ -11,12 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dcops.cluster.placement import commands
 from dcops.cluster.placement.evaluate import GENERATED_LABEL, evaluate, normalised_score, write_report
 from dcops.cluster.placement.features import N_FEATURES
 from dcops.cluster.placement.linear import LinearPolicy, load_weights
 from dcops.cluster.placement.scenarios import CANONICAL
-from dcops.training.placement_linear import TrainConfig, train, train_and_save, training_set
+from dcops.training.placement import commands
+from dcops.training.placement.linear import TrainConfig, train, train_and_save, training_set
 
 REPO = Path(__file__).resolve().parents[3]
 

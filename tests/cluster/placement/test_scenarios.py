@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from dcops.cluster.placement.catalog import get_scenario
 from dcops.cluster.placement.generator import GeneratorConfig, generate_scenario
 from dcops.cluster.placement.heuristics import AlwaysDefer
 from dcops.cluster.placement.optimum import optimal_value
@@ -16,7 +17,6 @@ from dcops.cluster.placement.scenarios import (
     GPU_TYPES,
     Scenario,
     ScenarioError,
-    get_scenario,
     run_ticks,
 )
 

@@ -13,7 +13,8 @@ from dcops.cluster.placement.actions import (
     action_from_dict,
     action_from_text,
 )
-from dcops.cluster.placement.scenarios import A100, H100, L4, GpuSpec, JobSpec, Scenario, get_scenario
+from dcops.cluster.placement.catalog import get_scenario
+from dcops.cluster.placement.scenarios import A100, H100, L4, GpuSpec, JobSpec, Scenario
 from dcops.cluster.placement.sim import PlacementSim, RewardConfig
 
 

@@ -100,7 +100,7 @@ def test_import_and_learned_rank_never_import_torch():
         "from dcops.cluster.queue.rank import rank\n"
         "from dcops.cluster.queue.jobs import Job\n"
         "rank([Job(1, 3.0, 1.0, 5.0), Job(2, 1.0, 2.0, 1.0)])\n"
-        "import dcops.cluster.queue.env, dcops.cluster.queue.commands\n"
+        "import dcops.cluster.queue.env, dcops.training.queue.commands\n"
         "assert 'torch' not in sys.modules, 'torch was imported'\n"
         "assert 'matplotlib' not in sys.modules, 'matplotlib was imported'\n"
     )

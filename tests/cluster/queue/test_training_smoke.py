@@ -12,7 +12,8 @@ from dcops.cluster.queue.env import make_queue_env  # noqa: E402
 from dcops.cluster.queue.jobs import streaming_instance  # noqa: E402
 from dcops.cluster.queue.scoring_policy import ScoringPolicy, forward_logits  # noqa: E402
 from dcops.cluster.queue.simulator import simulate  # noqa: E402
-from dcops.training.queue_ppo import QueueScoringPolicy, QueueTrainConfig, train_queue_policy  # noqa: E402
+from dcops.training.queue.ppo import QueueScoringPolicy, QueueTrainConfig, train_queue_policy  # noqa: E402
+from dcops.training.sb3_logging import sb3_logger  # noqa: E402
 
 TINY = QueueTrainConfig(
     seed=3,
@@ -41,7 +42,7 @@ def test_tiny_training_run_writes_finite_weights_and_a_learning_curve(tmp_path):
     assert np.isfinite(simulate(streaming_instance(5), policy).weighted_tardiness)
 
 
-def test_ppo_updates_change_the_actor_weights():
+def test_ppo_updates_change_the_actor_weights(tmp_path):
     from sb3_contrib import MaskablePPO
 
     torch.manual_seed(0)
@@ -57,6 +58,7 @@ def test_ppo_updates_change_the_actor_weights():
         seed=0,
         device="cpu",
     )
+    model.set_logger(sb3_logger(tmp_path / "tb", "queue_ppo"))
     actor = model.policy.mlp_extractor.actor
     before = {k: v.copy() for k, v in actor.numpy_params().items()}
     model.learn(256)

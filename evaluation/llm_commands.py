@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dcops.cli import Command
+from dcops.command import Command
 
 OFFLINE_MODES = ("constrained", "fewshot")
 
@@ -32,9 +32,9 @@ def _injection_run(args: argparse.Namespace) -> int:
     import shlex
     import sys
 
-    from dcops.agents.llm.injection import measure, write_report
     from dcops.agents.llm.scheduler import make_llm_scheduler
     from dcops.agents.schedulers import PriorityThresholdScheduler
+    from dcops.evaluation.injection import measure, write_report
 
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]

@@ -2,7 +2,7 @@
 
 The baseline PPO must beat is the best *rule* an operator could set for these sites and seasons, chosen by the
 same criteria PPO is judged on: the least cooling energy with 0 minutes above 32 °C in every episode and at most
-1 % of zone-time above 27 °C in the fault-free cases. Tuning uses :data:`~dcops.training.eval_cooling.TUNING_SEEDS`
+1 % of zone-time above 27 °C in the fault-free cases. Tuning uses :data:`~dcops.training.cooling.evaluate.TUNING_SEEDS`
 (and :data:`FAULT_TUNING_SEEDS` for the chiller-trip response), disjoint from the evaluation seeds.
 
 1. **Normal operation** (every fault-free case of the family, tuning seeds): for each supply-air set-point
@@ -31,7 +31,7 @@ import numpy as np
 from tqdm import tqdm
 
 from dcops.agents.cooling.rule_based import RuleBasedController
-from dcops.training.eval_cooling import TUNING_SEEDS, Case, all_cases, run_episode
+from dcops.training.cooling.evaluate import TUNING_SEEDS, Case, all_cases, run_episode
 
 SUPPLY_GRID_C = tuple(float(x) for x in np.arange(15.0, 26.51, 0.5))
 CHW_MARGIN_GRID_K = (0.0, 1.0, 2.0, 4.0)
@@ -147,7 +147,7 @@ def tune_family(out_path: Path, progress: bool = True) -> dict[str, Any]:
     defaults = asdict(RuleBasedController())
     defaults.pop("name")
     result = {
-        "what": "RuleBasedController parameters tuned for the PPO evaluation family (dcops.training.eval_cooling)",
+        "what": "RuleBasedController parameters tuned for the PPO evaluation family (dcops.training.cooling.evaluate)",
         "criterion": "least mean cooling kWh with 0 min > 32 °C in every episode and <= 1 % zone-time > 27 °C "
                      "in fault-free episodes",
         "tuning_seeds": list(TUNING_SEEDS),

@@ -6,7 +6,7 @@ them (parameter sharing); ``concat_vec_envs_v1`` stacks several such environment
 ``datacenter_ops_v0`` fit:
 
 - the scheduler has its own spaces (a ``Dict`` observation, ``MultiDiscrete([6] × 48)``), so it is scripted:
-  :class:`dcops.training.marl_env.RoleEnv` with ``scheduler=<baseline name>`` exposes only the learner teams;
+  :class:`dcops.training.marl.env.RoleEnv` with ``scheduler=<baseline name>`` exposes only the learner teams;
 - the learner teams' views are already homogeneous (``Box(16,)`` and ``MultiDiscrete([4, 4, 2] × 4)`` for every
   team, whatever its id), so ``pad_observations_v0`` / ``pad_action_space_v0`` would be no-ops and are not applied
   (:func:`team_vec_env` checks it and raises if a future change makes them differ).
@@ -26,7 +26,7 @@ from typing import Any
 from supersuit import concat_vec_envs_v1, pettingzoo_env_to_vec_env_v1
 from supersuit.vector.sb3_vector_wrapper import SB3VecEnvWrapper
 
-from dcops.training.marl_env import RoleEnv
+from dcops.training.marl.env import RoleEnv
 
 DEFAULT_TEAM_KINDS = ("cooperative", "strategic", "learner", "learner")
 """Two honest/strategic scripted teams and two learner teams sharing one policy."""

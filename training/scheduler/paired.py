@@ -8,7 +8,7 @@ the decisions get better, so "did the scheduling improve?" needs far fewer steps
 
 The rules are three baseline schedulers (``dcops.agents.schedulers``) and the empty answer
 (:data:`ALL_DEFAULT`: every request gets the parser's documented default), scored by the run's own reward
-(:meth:`dcops.training.grpo_reward.SchedulerReward.env_reward`, same horizon). The report also counts the
+(:meth:`dcops.training.scheduler.reward.SchedulerReward.env_reward`, same horizon). The report also counts the
 groups whose completions all got the same environment reward: there the advantage comes from the format term
 alone and the step taught nothing about scheduling.
 
@@ -83,8 +83,8 @@ def reference_rewards(config: Mapping[str, Any], state_keys: Iterable[str],
     """Each rule's environment reward on each state ``"seed:window"``, from a run's config (``config.json``'s
     ``config``: ``env_config``, ``windows``, ``baseline``, ``horizon``)."""
     from dcops.agents.schedulers import BASELINES
-    from dcops.training.grpo_reward import SchedulerReward
-    from dcops.training.grpo_states import build_window_states
+    from dcops.training.scheduler.reward import SchedulerReward
+    from dcops.training.scheduler.states import build_window_states
 
     keys = sorted(set(state_keys))
     seeds = sorted({int(key.split(":")[0]) for key in keys})

@@ -1,10 +1,10 @@
 """Report of a GRPO run from its logs: the training curve (PNG) and a short Markdown summary.
 
-Reads ``log.jsonl`` and ``config.json`` of a run folder (:mod:`dcops.training.grpo_scheduler`). The headline
+Reads ``log.jsonl`` and ``config.json`` of a run folder (:mod:`dcops.training.scheduler.grpo`). The headline
 figure is the change of the mean reward between the first and the last ``n`` steps (default 10) with a 95 %
 Welch confidence interval; each step's reward is the mean over its G completions, and steps draw different
 window states, so the interval covers state-to-state spread as well as sampling noise. Where the run logged its
-completions, the report also pairs them with fixed rules on the same states (:mod:`dcops.training.grpo_paired`),
+completions, the report also pairs them with fixed rules on the same states (:mod:`dcops.training.scheduler.paired`),
 which takes the state-to-state spread out of the environment reward.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dcops.training.grpo_paired import (
+from dcops.training.scheduler.paired import (
     ALL_DEFAULT,
     REFERENCES,
     PairedStep,
@@ -147,7 +147,7 @@ def paired_section(rows: list[dict[str, Any]], paired: list[PairedStep], n: int)
     names = [*REFERENCES, ALL_DEFAULT]
     lines = [
         "Paired with fixed rules on the same window states (the run's `completions.jsonl`, states rebuilt from "
-        "`config.json`; `dcops.training.grpo_paired`). A gap removes how much the step's state pays whatever is "
+        "`config.json`; `dcops.training.scheduler.paired`). A gap removes how much the step's state pays whatever is "
         f"decided, so it moves only if the decisions do; `{ALL_DEFAULT}` is the empty answer (every request gets "
         "the parser's default):", "",
         "| quantity | first | last | last − first [95 % CI] | moved? |", "|---|---|---|---|---|",

@@ -1,6 +1,6 @@
 """Train the linear GPU placement policy with the cross-entropy method (numpy only).
 
-``dcops train-placement`` (or ``python -m dcops.training.placement_linear``) reproduces the shipped
+``dcops train-placement`` (or ``python -m dcops.training.placement.linear``) reproduces the shipped
 ``cluster/placement/weights/linear.npz`` and ``linear.json`` with the defaults of :class:`TrainConfig`.
 
 Objective: the mean normalised score ``(R − R_defer) / (R_opt − R_defer)`` of the deterministic argmax

@@ -41,7 +41,7 @@ def make_env(controller: str, climate: str) -> Any:
     if controller == "rule_family_tuned":
         from dcops.agents.cooling.rule_based import RuleBasedController
         from dcops.cluster.cooling import RuleFastPath
-        from dcops.training.eval_cooling import family_rule_parameters
+        from dcops.training.cooling.evaluate import family_rule_parameters
 
         rule = RuleBasedController(**family_rule_parameters())
         fast = RuleFastPath(zone_weights=env.controller.zone_weights, **asdict(rule))
@@ -140,7 +140,7 @@ def markdown_report(rows: list[dict[str, Any]], seeds: Sequence[int], command: s
     lines = [
         "# Cooling controllers on the cluster plant",
         "",
-        f"Made by `{command}` (`dcops/training/cooling_cluster_eval.py`): `datacenter_ops_v0` with its default "
+        f"Made by `{command}` (`dcops/training/cooling/cluster_eval.py`): `datacenter_ops_v0` with its default "
         f"configuration (random faults, power cap, three zones) in {', '.join(climates)}, seeds "
         f"{seeds[0]}–{seeds[-1]}, the stated-priority threshold scheduler deciding every window.",
         "",

@@ -1,12 +1,12 @@
 """GRPO training of the LLM scheduler: TRL's ``GRPOTrainer`` with a LoRA adapter, rewarded by the environment.
 
-**Data.** A training example is one *window state* (:mod:`dcops.training.grpo_states`): an episode of
+**Data.** A training example is one *window state* (:mod:`dcops.training.scheduler.states`): an episode of
 ``datacenter_ops_v0`` from a training seed, played by a baseline scheduler up to window w and snapshotted. Its
 prompt is ``dcops.agents.llm.prompt.build_prompt(view)``; the dataset row carries ``state_key = "seed:w"``.
 Training seeds default to 1000–1063, away from the evaluation seeds 0–19.
 
 **Groups.** TRL's sampler repeats each prompt ``num_generations`` (G) times in a batch; the reward function
-(:class:`dcops.training.grpo_reward.SchedulerReward`) restores the *same* snapshot for each of the G
+(:class:`dcops.training.scheduler.reward.SchedulerReward`) restores the *same* snapshot for each of the G
 completions, applies the completion's parsed decisions for one window and returns the window reward plus a
 small format term. Advantages are the rewards standardised within each group, so completions are compared
 only against others answering the same state. One optimiser step uses ``prompts_per_step`` groups.
@@ -39,8 +39,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dcops.training.grpo_reward import FormatTerms, SchedulerReward
-from dcops.training.grpo_states import StateSet, build_window_states
+from dcops.training.scheduler.reward import FormatTerms, SchedulerReward
+from dcops.training.scheduler.states import StateSet, build_window_states
 
 LOG_COLUMNS = (
     "step", "reward", "reward_std", "env_reward", "format_term", "format_failure_rate", "invalid_per_completion",
@@ -93,7 +93,7 @@ class GRPOSchedulerConfig:
     invalid_penalty: float = 0.10
     max_invalid: int = 5
     horizon: int = 1
-    """Windows of reward per completion (1: the window reward; see ``dcops.training.grpo_reward``)."""
+    """Windows of reward per completion (1: the window reward; see ``dcops.training.scheduler.reward``)."""
     stop_strings: tuple[str, ...] = ()
     """Text that ends an answer: every vocabulary token containing one becomes an end-of-sequence token, so
     generation stops at the end of the JSON answer instead of running to ``max_completion_length``."""

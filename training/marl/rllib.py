@@ -1,11 +1,11 @@
 """Multi-agent PPO on ``datacenter_ops_v0`` with Ray RLlib (new API stack), one policy per role.
 
-The environment is :class:`dcops.training.marl_env.RoleEnv` (the learner-facing view of
+The environment is :class:`dcops.training.marl.env.RoleEnv` (the learner-facing view of
 ``dcops.parallel_env``) behind RLlib's own PettingZoo wrapper,
 ``ray.rllib.env.wrappers.pettingzoo_env.ParallelPettingZooEnv``. Two policies (RLlib modules):
 
 - ``scheduler``: the agent ``scheduler``. Its observation is ``Dict(observations, action_mask)`` and its action
-  ``MultiDiscrete([6] × 48)``; :class:`dcops.training.marl_masking.MaskedPPOTorchRLModule` adds
+  ``MultiDiscrete([6] × 48)``; :class:`dcops.training.marl.masking.MaskedPPOTorchRLModule` adds
   ``log(action_mask)`` to the concatenated per-slot logits, so the scheduler never samples a decision that the
   environment's ``decision_mask`` forbids (DEFER past the horizon).
 - ``team``: shared by every learner team (``learner_0`` …), RLlib's default PPO MLP.
@@ -30,8 +30,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dcops.training.marl_config import MarlConfig
-from dcops.training.marl_env import SCHEDULER, RoleEnv
+from dcops.training.marl.config import MarlConfig
+from dcops.training.marl.env import SCHEDULER, RoleEnv
 
 ENV_ID = "dcops_datacenter_ops_v0_roles"
 SCHEDULER_POLICY = "scheduler"
@@ -65,7 +65,7 @@ def build_algorithm_config(config: MarlConfig) -> Any:
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.tune.registry import register_env
 
-    from dcops.training.marl_masking import MaskedPPOTorchRLModule
+    from dcops.training.marl.masking import MaskedPPOTorchRLModule
 
     register_env(ENV_ID, make_rllib_env)
     policies = policies_for(config)

@@ -1,12 +1,14 @@
-"""PPO cooling commands: train the policy, evaluate it against the tuned rule and the PID, tune that rule.
+"""Cooling training commands: train the PPO policy, evaluate it against the tuned rule and the PID, tune that rule.
 
 - ``dcops train-cooling``: SB3 PPO on randomised scenarios, checkpoint selection on validation seeds, numpy export
-  (:mod:`dcops.training.cooling_ppo`). Writes to ``runs/cooling/policy`` by default; the shipped policy was made
+  (:mod:`dcops.training.cooling.ppo`). Writes to ``runs/cooling/policy`` by default; the shipped policy was made
   with ``--out agents/cooling/weights``.
 - ``dcops eval-cooling``: PPO vs the family-tuned rule vs the PID on the evaluation family
-  (:mod:`dcops.training.eval_cooling`); writes ``ppo_eval.md``, ``ppo_eval.csv`` and ``ppo_day.png``.
+  (:mod:`dcops.training.cooling.evaluate`); writes ``ppo_eval.md``, ``ppo_eval.csv`` and ``ppo_day.png``.
+- ``dcops tune-rule``: re-tune the rule-based controller per cooling task on its tuning seeds
+  (:mod:`dcops.training.cooling.tune_rule`; writes ``agents/cooling/rule_tuned.json``).
 - ``dcops tune-rule-family``: re-tune the rule-based controller for the evaluation family
-  (:mod:`dcops.training.rule_tuning_eval_family`).
+  (:mod:`dcops.training.cooling.tune_rule_family`).
 
 Heavy imports (torch, SB3, matplotlib) happen inside ``run`` so ``dcops --help`` stays instant.
 """
@@ -16,9 +18,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from dcops.cli import Command
+from dcops.command import Command
 
-_PACKAGE_ROOT = Path(__file__).resolve().parent.parent
+_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
 
 
 def _train_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +36,7 @@ def _train_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_train(args: argparse.Namespace) -> int:
-    from dcops.training.cooling_ppo import CoolingPPOConfig, train_cooling_ppo
+    from dcops.training.cooling.ppo import CoolingPPOConfig, train_cooling_ppo
 
     config = CoolingPPOConfig(seed=args.seed)
     if args.timesteps is not None:
@@ -70,11 +72,11 @@ def _eval_arguments(parser: argparse.ArgumentParser) -> None:
 def _run_eval(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from dcops.training import eval_cooling as ev
+    from dcops.training.cooling import evaluate as ev
 
     controllers = ev.default_controllers(args.weights)
     if args.headroom:
-        from dcops.training.rule_tuning_eval_family import PerCaseRule, tune_per_climate_and_season
+        from dcops.training.cooling.tune_rule_family import PerCaseRule, tune_per_climate_and_season
 
         controllers.append(PerCaseRule(tune_per_climate_and_season(ev.family_rule_parameters())))
     seeds = tuple(range(args.seeds))
@@ -92,7 +94,7 @@ def _run_eval(args: argparse.Namespace) -> int:
         "# PPO cooling controller vs tuned rule-based vs PID\n\n"
         "Made by `dcops eval-cooling" + (f" --seeds {args.seeds}" if args.seeds != 3 else "")
         + (" --headroom" if args.headroom else "") + "` "
-        "(cases, metrics and seeds: `dcops/training/eval_cooling.py`; the rule's parameters were tuned for this "
+        "(cases, metrics and seeds: `dcops/training/cooling/evaluate.py`; the rule's parameters were tuned for this "
         "family on seeds 1000+ by `dcops tune-rule-family`; the PID runs its defaults). Climates "
         f"{', '.join(ev.EVAL_SITES)} × January and July × no fault or a 2 h chiller trip.\n"
     )
@@ -127,8 +129,8 @@ def _cluster_arguments(parser: argparse.ArgumentParser) -> None:
 def _run_cluster(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from dcops.training import cooling_cluster_eval as cc
-    from dcops.training.eval_cooling import write_csv
+    from dcops.training.cooling import cluster_eval as cc
+    from dcops.training.cooling.evaluate import write_csv
 
     seeds = tuple(range(args.seeds))
     total = len(cc.CLUSTER_CLIMATES) * len(cc.CONTROLLERS) * len(seeds)
@@ -149,13 +151,27 @@ def _run_cluster(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tune_arguments(parser: argparse.ArgumentParser) -> None:
+def _tune_task_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default=str(_PACKAGE_ROOT / "agents" / "cooling" / "rule_tuned.json"),
+                        help="where to write the tuned parameters")
+
+
+def _run_tune_task(args: argparse.Namespace) -> int:
+    from dcops.training.cooling.tune_rule import tune_all
+
+    result = tune_all(Path(args.out))
+    for task_id, entry in result["tasks"].items():
+        print(f"{task_id}: {entry['params']}  (tuning score {entry['tuning_score']:.4f})")
+    return 0
+
+
+def _tune_family_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=str(_PACKAGE_ROOT / "agents" / "cooling" / "rule_tuned_eval_family.json"),
                         help="where to write the tuned parameters")
 
 
-def _run_tune(args: argparse.Namespace) -> int:
-    from dcops.training.rule_tuning_eval_family import tune_family
+def _run_tune_family(args: argparse.Namespace) -> int:
+    from dcops.training.cooling.tune_rule_family import tune_family
 
     result = tune_family(Path(args.out))
     print(f"{result['params']}\n{result['tuning_result']}")
@@ -168,6 +184,8 @@ COMMANDS = [
             _eval_arguments, _run_eval),
     Command("eval-cooling-cluster", "Compare PPO and the rule-based controllers on the cluster plant "
             "(datacenter_ops_v0, 4 climates, paired seeds)", _cluster_arguments, _run_cluster),
+    Command("tune-rule", "Grid-search the rule-based controller's set-points per cooling task on tuning seeds",
+            _tune_task_arguments, _run_tune_task),
     Command("tune-rule-family", "Tune the rule-based controller for the PPO evaluation family on tuning seeds",
-            _tune_arguments, _run_tune),
+            _tune_family_arguments, _run_tune_family),
 ]

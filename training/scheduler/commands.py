@@ -34,7 +34,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from dcops.cli import Command
+from dcops.command import Command
 
 
 def parse_int_list(text: str) -> tuple[int, ...]:
@@ -117,7 +117,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dcops.training.grpo_report import write_report
+    from dcops.training.scheduler.report import write_report
 
     if args.plot_only is not None:
         png, md = write_report(args.plot_only, args.report_dir or Path("reports/llm"), n=args.report_last,
@@ -125,7 +125,7 @@ def _run(args: argparse.Namespace) -> int:
         print(f"wrote {png} and {md}")
         return 0
 
-    from dcops.training.grpo_scheduler import GRPOSchedulerConfig, default_stop_strings, train_grpo_scheduler
+    from dcops.training.scheduler.grpo import GRPOSchedulerConfig, default_stop_strings, train_grpo_scheduler
 
     config = GRPOSchedulerConfig(
         model=args.model, out=str(args.out), seed=args.seed, train_seeds=args.train_seeds, windows=args.windows,

@@ -22,7 +22,7 @@ Episode              ``n_steps`` control steps of 300 s (default 144, 12 h); ``t
 - faults: ``dcops.physics.faults.random_faults`` (chiller trip 35 %, CRAH fan failure 15 %, inlet-sensor drift
   25 % of episodes);
 - initial zone temperature 22–30 °C and chilled-water loop 8–18 °C;
-- or, half the time, a case of the evaluation family (``dcops.training.eval_cooling.case_spec``: 4 climates ×
+- or, half the time, a case of the evaluation family (``dcops.training.cooling.evaluate.case_spec``: 4 climates ×
   January / July × no fault / chiller trip, 24 h) with an episode seed of 10,000 or more, never one of the
   family's evaluation (0, 1, 2, …), tuning (1000+) or validation (2000+) seeds. The rule-based baseline was
   tuned on the family too (on its tuning seeds), so both controllers have seen the family's conditions.
@@ -128,7 +128,7 @@ class TrainingScenarios:
     def sample(self, rng: np.random.Generator) -> CoolingTaskSpec:
         """One random scenario as a :class:`CoolingTaskSpec`."""
         if rng.random() < self.evaluation_family_probability:
-            from dcops.training.eval_cooling import all_cases, case_spec
+            from dcops.training.cooling.evaluate import all_cases, case_spec
 
             cases = all_cases()
             return case_spec(cases[int(rng.integers(len(cases)))])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from dcops.cli import Command
+from dcops.command import Command
 
 
 def _eval_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +40,7 @@ def _train_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _train_run(args: argparse.Namespace) -> int:
-    from dcops.training.placement_linear import TrainConfig, train_and_save
+    from dcops.training.placement.linear import TrainConfig, train_and_save
 
     overrides = {
         key: value

@@ -1,9 +1,8 @@
-"""Cooling commands: the demo run, the reference controllers' scores, the annual PUE table, rule tuning.
+"""Cooling reports: the demo run, the reference controllers' scores, the annual PUE table.
 
 - ``dcops demo``: the hard cooling task with the tuned rule-based controller, a progress bar and a summary.
 - ``dcops cooling-baselines``: rule-based and PID scores on the three cooling tasks over seeds 0–9 (markdown).
 - ``dcops annual-pue``: annual PUE by climate of the rule-based controller on a steady-load plant (markdown).
-- ``dcops tune-rule``: re-tune the rule-based controller on the tuning seeds (writes its JSON).
 
 Heavy work happens inside ``run`` functions so ``dcops --help`` stays instant.
 """
@@ -17,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dcops.cli import Command
+from dcops.command import Command
 
 EVAL_SEEDS = tuple(range(10))
 """Seeds of every published cooling figure (tuning uses 1000+)."""
@@ -217,19 +216,6 @@ def _run_annual(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_tune(args: argparse.Namespace) -> int:
-    from dcops.training.tune_rule import tune_all
-
-    result = tune_all(Path(args.out))
-    for task_id, entry in result["tasks"].items():
-        print(f"{task_id}: {entry['params']}  (tuning score {entry['tuning_score']:.4f})")
-    return 0
-
-
-def _default_tuned_path() -> str:
-    return str(Path(__file__).parent / "agents" / "cooling" / "rule_tuned.json")
-
-
 def _demo_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", default="cooling/cascading_chiller_failure", help="cooling task id")
     parser.add_argument("--seed", type=int, default=0, help="episode seed")
@@ -245,10 +231,6 @@ def _annual_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="reports/cooling/annual_pue.md", help="markdown output ('' for none)")
 
 
-def _tune_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", default=_default_tuned_path(), help="where to write the tuned parameters")
-
-
 COMMANDS = [
     Command("demo", "Run a cooling task (default: the hard one) with the tuned rule-based controller",
             _demo_arguments, _run_demo),
@@ -256,6 +238,4 @@ COMMANDS = [
             _baseline_arguments, _run_baselines),
     Command("annual-pue", "Annual PUE by climate of the rule-based controller (markdown)",
             _annual_arguments, _run_annual),
-    Command("tune-rule", "Grid-search the rule-based controller's set-points per cooling task on tuning seeds",
-            _tune_arguments, _run_tune),
 ]

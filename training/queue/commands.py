@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from dcops.cli import Command
+from dcops.command import Command
 
 QUICK_TEST_SEEDS = 40
 QUICK_TUNING_SEEDS = 40
@@ -103,7 +103,7 @@ def _train_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _train_run(args: argparse.Namespace) -> int:
-    from dcops.training.queue_ppo import QueueTrainConfig, train_queue_policy
+    from dcops.training.queue.ppo import QueueTrainConfig, train_queue_policy
 
     config = QueueTrainConfig(seed=args.seed)
     if args.timesteps is not None:

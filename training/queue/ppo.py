@@ -46,6 +46,7 @@ from dcops.cluster.queue.scoring_policy import ATC_FEATURE, DEFAULT_WEIGHTS, Sco
 from dcops.cluster.queue.seeds import tuning_seeds, validation_seeds
 from dcops.cluster.queue.simulator import simulate
 from dcops.cluster.queue.tuning import tune_parameter
+from dcops.training.sb3_logging import sb3_logger
 
 
 @dataclass
@@ -426,11 +427,11 @@ def train_queue_policy(
         ent_coef=config.ent_coef,
         target_kl=config.target_kl,
         policy_kwargs={"max_slots": config.max_slots, "hidden": config.hidden},
-        tensorboard_log=str(log_dir) if log_dir is not None else None,
         seed=config.seed,
         device="cpu",
         verbose=0,
     )
+    model.set_logger(sb3_logger(log_dir, "queue_ppo"))
     warm = imitation_warm_start(model, data, config)
     say(
         f"warm start: agreement with ATC {warm['agreement']:.3f} (greedy), {warm['sampled_agreement']:.3f} "
@@ -455,7 +456,7 @@ def train_queue_policy(
     callback = ValidationCallback(evaluate, config.eval_every, evaluate(0))
     if config.timesteps > 0:
         callbacks = [callback, ProgressCallback(config.timesteps)] if progress_bar else [callback]
-        model.learn(config.timesteps, callback=callbacks, tb_log_name="queue_ppo")
+        model.learn(config.timesteps, callback=callbacks)
         if callback.rows[-1]["timesteps"] < model.num_timesteps:  # the final policy is a candidate too
             callback.consider(evaluate(model.num_timesteps))
     if log_dir is not None:

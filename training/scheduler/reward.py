@@ -1,6 +1,6 @@
 """The GRPO reward of one completion: the environment's window reward after its decisions, plus a format term.
 
-For a completion c of the prompt of window state s (``dcops.training.grpo_states``)::
+For a completion c of the prompt of window state s (``dcops.training.scheduler.states``)::
 
     reward(c) = R_env(c) + F(c)
 
@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from dcops.training.grpo_states import StateSet
+from dcops.training.scheduler.states import StateSet
 
 
 @dataclass(frozen=True)

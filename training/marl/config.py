@@ -1,6 +1,6 @@
 """Configuration of ``dcops train-marl``: a YAML (or JSON) file with six sections, checked field by field.
 
-Two files ship in ``training/configs/``: ``marl_laptop.yaml`` (local Ray, a few env runners, CPU learner) and
+Two files ship in ``training/marl/configs/``: ``marl_laptop.yaml`` (local Ray, a few env runners, CPU learner) and
 ``marl_cluster.yaml`` (an existing Ray cluster, many env runners, GPU learners). ``--config laptop`` and
 ``--config cluster`` name them; any other value is a path. Every field has a default here, so a file only lists
 what it changes; an unknown section or field is an error that names it (no silent drop).

@@ -3,7 +3,7 @@
 Pipeline (:func:`train_cooling_ppo`), every step seeded by ``config.seed`` (single-threaded torch, in-process
 environments: the same seed and step count give the same weights on any machine of the same software):
 
-1. ``n_envs`` :class:`~dcops.training.cooling_train_env.CoolingTrainEnv` (randomised plants, climates, seasons,
+1. ``n_envs`` :class:`~dcops.training.cooling.train_env.CoolingTrainEnv` (randomised plants, climates, seasons,
    loads and faults) in a ``DummyVecEnv`` (in-process: the plant step is ~0.1 ms, cheaper than inter-process
    traffic on 2 cores), wrapped in ``VecNormalize`` (running observation mean/variance, clip ±10; rewards scaled by
    a running estimate of the return's standard deviation, which only affects training).
@@ -59,8 +59,9 @@ from dcops.agents.cooling.ppo import (
     PPOController,
     SupervisoryActionMap,
 )
-from dcops.training.cooling_train_env import CoolingTrainEnv, RewardWeights, TrainingScenarios
-from dcops.training.eval_cooling import VALIDATION_SEEDS, all_cases, run_episode
+from dcops.training.cooling.evaluate import VALIDATION_SEEDS, all_cases, run_episode
+from dcops.training.cooling.train_env import CoolingTrainEnv, RewardWeights, TrainingScenarios
+from dcops.training.sb3_logging import sb3_logger
 
 NPZ_NAME = "ppo_cooling.npz"
 JSON_NAME = "ppo_cooling.json"
@@ -252,8 +253,9 @@ def train_cooling_ppo(config: CoolingPPOConfig | None = None, out: str | Path = 
         batch_size=config.batch_size, n_epochs=config.n_epochs, gamma=config.gamma, gae_lambda=config.gae_lambda,
         clip_range=config.clip_range, ent_coef=config.ent_coef, target_kl=config.target_kl, use_sde=config.use_sde,
         sde_sample_freq=config.sde_sample_freq, policy_kwargs=policy_kwargs(config),
-        tensorboard_log=tensorboard_log, seed=config.seed, device="cpu", verbose=verbose,
+        seed=config.seed, device="cpu", verbose=verbose,
     )
+    model.set_logger(sb3_logger(tensorboard_log, "ppo_cooling", verbose))
     if config.initial_setpoints is not None:
         bias = SupervisoryActionMap().normalised(*config.initial_setpoints)
         with torch.no_grad():
@@ -262,7 +264,7 @@ def train_cooling_ppo(config: CoolingPPOConfig | None = None, out: str | Path = 
     callbacks: list[BaseCallback] = [select]
     if progress_bar:
         callbacks.append(ProgressBarCallback())
-    model.learn(total_timesteps=config.timesteps, callback=CallbackList(callbacks), tb_log_name="ppo_cooling")
+    model.learn(total_timesteps=config.timesteps, callback=CallbackList(callbacks))
     trained_steps = int(model.num_timesteps)
     if not select.curve or select.curve[-1]["timesteps"] < trained_steps:
         select.evaluate_now()

@@ -1,7 +1,7 @@
-"""``dcops train-marl``: multi-agent PPO with Ray RLlib on ``datacenter_ops_v0`` (:mod:`dcops.training.marl_rllib`).
+"""``dcops train-marl``: multi-agent PPO with Ray RLlib on ``datacenter_ops_v0`` (:mod:`dcops.training.marl.rllib`).
 
 ``--config laptop`` (local Ray, default) or ``--config cluster`` (an existing Ray cluster, GPU learners) or a
-path to a YAML/JSON file (:mod:`dcops.training.marl_config`); a few flags override the file. Writes
+path to a YAML/JSON file (:mod:`dcops.training.marl.config`); a few flags override the file. Writes
 ``metrics.csv``, ``metrics.jsonl``, ``config.json`` and ``checkpoints/`` to ``--out``. Ray is imported inside
 ``run`` so ``dcops --help`` stays instant.
 """
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import argparse
 
-from dcops.cli import Command
+from dcops.command import Command
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", default="laptop",
-                        help="laptop, cluster, or a YAML/JSON file (fields: dcops/training/marl_config.py)")
+                        help="laptop, cluster, or a YAML/JSON file (fields: dcops/training/marl/config.py)")
     parser.add_argument("--out", default="runs/marl", help="run folder for metrics, config and checkpoints")
     parser.add_argument("--iterations", type=int, default=None, help="training iterations (default: the config's)")
     parser.add_argument("--address", default=None,
@@ -29,8 +29,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dcops.training.marl_config import load_config
-    from dcops.training.marl_rllib import format_row, policies_for, train_marl
+    from dcops.training.marl.config import load_config
+    from dcops.training.marl.rllib import format_row, policies_for, train_marl
 
     try:
         config = load_config(args.config)
@@ -54,7 +54,7 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     policies = policies_for(config)
     if args.baselines:
-        from dcops.training.marl_rllib import scripted_scheduler_return
+        from dcops.training.marl.rllib import scripted_scheduler_return
 
         for name in ("priority_threshold", "accept_all", "reject_all"):
             value = scripted_scheduler_return(config.env, name, range(args.baselines))

@@ -168,7 +168,7 @@ def write_report(rows: list[Row], calls: dict[str, dict[str, Any]], seeds: list[
         f"Command: `{command}` (seeds {', '.join(map(str, seeds))}; {windows_text} of each episode; "
         "3 cooperative teams + 1 prompt-injecting strategic team; the episode is played by `priority_threshold`, "
         "and each scheduler decides every window where the injecting team has pending requests twice: on the "
-        "served view and on a copy with that team's injections removed). Design: `dcops.agents.llm.injection`.",
+        "served view and on a copy with that team's injections removed). Design: `dcops.evaluation.injection`.",
         "",
         "| scheduler | requests | windows | accept rate, clean | accept rate, injected | Δ (injected − clean) ± se "
         "| flips to ACCEPT | flips from ACCEPT | decisions changed | invalid outputs / calls | s per call |",

@@ -17,7 +17,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from dcops.cli import Command
+from dcops.command import Command
 
 EVAL_SEEDS = tuple(range(20))
 """Seeds of every published cluster figure."""

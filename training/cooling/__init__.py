@@ -1,0 +1,1 @@
+"""Training of the PPO cooling controller: its training environment, the evaluation family, rule tuning."""

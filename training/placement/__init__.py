@@ -1,0 +1,1 @@
+"""Training of the linear GPU placement policy (cross-entropy method) and its benchmark."""

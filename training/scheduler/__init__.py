@@ -1,0 +1,1 @@
+"""Training of the LLM scheduler: GRPO with a LoRA adapter, its window states, reward and reports."""
