@@ -226,7 +226,8 @@ class DatacenterOpsEnv(ParallelEnv):
 
         A missing ``scheduler`` action means no decisions (every pending request undecided, with its default
         and penalty); scripted teams' actions are ignored; a malformed ``cooling`` action keeps the previous
-        set-points and is reported in ``infos["cooling"]["action_error"]``."""
+        set-points and is reported in ``infos["cooling"]["action_error"]``. ``actions`` that is not a dict, or
+        that names an agent not in ``agents``, raises ``TypeError`` / ``ValueError`` before anything changes."""
         return self.finish_step(self.begin_step(actions), self.episode.run_window())
 
     def begin_step(self, actions: dict[str, Any]) -> tuple[int, str | None]:
@@ -235,6 +236,11 @@ class DatacenterOpsEnv(ParallelEnv):
         ``dcops.vector_env`` calls the two parts around a batched physics run of several episodes."""
         if not self._started or not self.agents:
             raise RuntimeError("call reset() before step(); the episode is over" if self._started else "call reset() first")
+        if not isinstance(actions, Mapping):
+            raise TypeError(f"actions: must be a dict of agent -> action, got {type(actions).__name__}")
+        strangers = sorted(str(a) for a in actions if a not in self.agents)
+        if strangers:  # refused before anything changes, so the episode stays usable
+            raise ValueError(f"actions: unknown agent(s) {strangers}; this episode's agents: {self.agents}")
         episode = self.episode
         w = episode.window
         batch = self._resolve(actions.get("scheduler"))

@@ -19,10 +19,13 @@ Defaults (every one overridable through ``dcops.parallel_env(**config)``):
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from functools import cached_property
 from typing import Any
+
+import numpy as np
 
 from dcops.cluster.job_types import GPU_KW, GPU_TYPE_NAMES
 from dcops.physics.plant import PlantConfig
@@ -46,6 +49,23 @@ DEFAULT_ZONES: tuple[ZoneSpec, ...] = (
 )
 
 DEFAULT_TEAM_KINDS: tuple[str, ...] = ("cooperative", "cooperative", "strategic", "adaptive")
+
+
+def _number(name: str, value: Any, low: float, high: float, low_open: bool = False, high_open: bool = False) -> None:
+    """Raise ``ValueError`` naming ``name`` unless ``value`` is a finite real number in the range."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise ValueError(f"{name}: must be a number, got {type(value).__name__}")
+    v = float(value)
+    inside = (low < v if low_open else low <= v) and (v < high if high_open else v <= high)
+    if not (math.isfinite(v) and inside):
+        interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+        raise ValueError(f"{name}: must be a finite number in {interval}, got {value!r}")
+
+
+def _integer(name: str, value: Any, low: int) -> None:
+    """Raise ``ValueError`` naming ``name`` unless ``value`` is an integer of at least ``low``."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name}: must be an integer >= {low}, got {value!r}")
 
 
 def cluster_plant(zones: tuple[ZoneSpec, ...] = DEFAULT_ZONES) -> PlantConfig:
@@ -122,30 +142,51 @@ class ClusterConfig:
     initial_chw_c: float = 18.0
 
     def __post_init__(self) -> None:
-        if self.n_windows < 1 or self.steps_per_window < 1 or self.dt_s <= 0:
-            raise ValueError("n_windows and steps_per_window must be >= 1 and dt_s > 0")
+        # Every field is checked here, once, with its name in the message: a NaN or infinite number would
+        # otherwise flow into rewards and observations (a NaN cap or inlet limit silently disables incidents).
+        _integer("n_windows", self.n_windows, 1)
+        _integer("steps_per_window", self.steps_per_window, 1)
+        _number("dt_s", self.dt_s, 0.0, 3600.0, low_open=True)
         if not self.team_kinds:
-            raise ValueError("team_kinds needs at least one team")
+            raise ValueError("team_kinds: needs at least one team")
         unknown = set(self.team_kinds) - {"cooperative", "strategic", "adaptive", "injecting", "learner"}
         if unknown:
-            raise ValueError(f"unknown team kind(s) {sorted(unknown)}; use cooperative, strategic, adaptive, injecting, learner")
-        for zone in self.zones:
+            raise ValueError(f"team_kinds: unknown kind(s) {sorted(unknown)}; use cooperative, strategic, adaptive, "
+                             "injecting, learner")
+        if not self.zones:
+            raise ValueError("zones: needs at least one zone")
+        for i, zone in enumerate(self.zones):
             if zone.gpu_type not in GPU_TYPE_NAMES:
-                raise ValueError(f"zone {zone.name}: unknown gpu_type {zone.gpu_type!r}; known: {GPU_TYPE_NAMES}")
+                raise ValueError(f"zones[{i}].gpu_type: {zone.name}: unknown {zone.gpu_type!r}; known: {GPU_TYPE_NAMES}")
+            _integer(f"zones[{i}].gpus", zone.gpus, 1)
+            _number(f"zones[{i}].design_it_kw", zone.design_it_kw, 0.0, 1e5, low_open=True)
+        if len({zone.name for zone in self.zones}) != len(self.zones):
+            raise ValueError(f"zones: names must be unique, got {[zone.name for zone in self.zones]}")
         if self.cooling not in ("rule", "pid", "ppo", "agent"):
-            raise ValueError(f"cooling must be 'rule', 'pid', 'ppo' or 'agent', got {self.cooling!r}")
+            raise ValueError(f"cooling: must be 'rule', 'pid', 'ppo' or 'agent', got {self.cooling!r}")
         from dcops.cluster.queue.rank import resolve_policy
 
         try:
             resolve_policy(self.queue_policy)
         except ValueError as error:
             raise ValueError(f"queue_policy: {error}") from None
-        if not 0.0 <= self.base_load_fraction < 1.0:
-            raise ValueError("base_load_fraction must be in [0, 1)")
-        if self.max_defer < 1 or self.max_slots < 1 or self.max_requests_per_team < 1:
-            raise ValueError("max_defer, max_slots and max_requests_per_team must be >= 1")
+        _number("base_load_fraction", self.base_load_fraction, 0.0, 1.0, high_open=True)
+        _number("power_cap_kw", self.power_cap_kw, 0.0, 1e6, low_open=True)
+        # Between the soft 27 °C threshold of the thermal term and ASHRAE class A4's 45 °C allowable maximum.
+        _number("inlet_limit_c", self.inlet_limit_c, 27.0, 45.0)
+        _integer("max_requests_per_team", self.max_requests_per_team, 1)
+        _integer("max_slots", self.max_slots, 1)
+        _integer("max_defer", self.max_defer, 1)
+        _number("team_budget", self.team_budget, 0.0, 1e9)
+        _number("price_per_kwh", self.price_per_kwh, 0.0, 1e3)
+        if self.value_scale is not None:
+            _number("value_scale", self.value_scale, 0.0, 1e12, low_open=True)
+        _number("initial_zone_temp_c", self.initial_zone_temp_c, 10.0, 60.0)
+        _number("initial_chw_c", self.initial_chw_c, 2.0, 30.0)
+        if not isinstance(self.start, datetime):
+            raise ValueError(f"start: must be a datetime, got {type(self.start).__name__}")
         if self.plant is not None and self.plant.n_zones != len(self.zones):
-            raise ValueError(f"plant has {self.plant.n_zones} zones but zones lists {len(self.zones)}")
+            raise ValueError(f"plant: has {self.plant.n_zones} zones but zones lists {len(self.zones)}")
 
     # ------------------------------------------------------------------ derived quantities
     @property

@@ -17,7 +17,9 @@ Invalid entries, each counted once:
 - ``unknown_ids``: an id that is not pending now (never existed, already decided, or deferred to a later window).
 - ``bad_defer``: DEFER to the current or a past window, or at/past the horizon (``n_windows``).
 - ``malformed``: an entry that is not a decision at all (missing fields, wrong types, an array of the wrong
-  shape, a code outside the action space).
+  shape or dtype, a code outside the action space, an unknown key beside ``decisions``), and the entries of a
+  structured action past the first ``16 · pending + 1024`` (they are not read, so an endless iterable cannot hang
+  the step).
 - ``undecided``: a pending request with no valid decision.
 
 A pending request without a valid decision (undecided, bad DEFER or malformed slot) gets the **default**:
@@ -27,6 +29,7 @@ DEFER to the next window, or REJECT in the last window. The reward's invalid-act
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -136,12 +139,23 @@ def resolve_structured(
     """Resolve a structured decision list (module docstring) against the pending ids of ``window``."""
     report = InvalidReport()
     if isinstance(entries, Mapping):
+        strangers = sorted(str(k) for k in entries if k != "decisions")
+        if strangers:
+            report.malformed.append(f"unknown key(s) {strangers}: a structured action is {{'decisions': [...]}}")
         entries = entries.get("decisions", None)
     if entries is None:
         entries = []
     if isinstance(entries, (str, bytes)) or not isinstance(entries, Iterable):
         report.malformed.append(f"decisions must be a list, got {type(entries).__name__}")
         entries = []
+    # An entry beyond one per pending request can only be invalid; reading at most this many keeps an endless
+    # or enormous iterable from hanging the step, and what is left unread is reported, not dropped silently.
+    limit = max_entries(len(pending_ids))
+    entries = list(itertools.islice(iter(entries), limit + 1))
+    if len(entries) > limit:
+        report.malformed.append(f"decisions: more than {limit} entries for {len(pending_ids)} pending requests; "
+                                f"only the first {limit} were read")
+        entries = entries[:limit]
     pending = set(pending_ids)
     chosen: dict[str, Decision] = {}
     for entry in entries:
@@ -171,18 +185,15 @@ def resolve_array(
     report = InvalidReport(overflow=list(overflow_ids))
     chosen: dict[str, Decision] = {}
     n_codes = 2 + max_defer
-    try:
-        codes = np.asarray(action, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        codes = None
-    if codes is None or codes.size != max_slots:
-        shape = "unreadable" if codes is None else f"{codes.size} values"
-        report.malformed.append(f"action must be {max_slots} integer codes in [0, {n_codes - 1}], got {shape}")
+    problem = _array_problem(action, max_slots)
+    if problem is not None:
+        report.malformed.append(f"action must be {max_slots} integer codes in [0, {n_codes - 1}] "
+                                f"(shape ({max_slots},)), got {problem}")
         report.undecided.extend(slot_ids)
         excused = set(slot_ids) | set(overflow_ids)
         return _complete(chosen, list(slot_ids) + list(overflow_ids), report, window, n_windows, excused)
     excused = set(overflow_ids)
-    values = codes.tolist()
+    values = np.asarray(action, dtype=np.float64).tolist()
     for slot, request_id in enumerate(slot_ids):
         code = values[slot]
         if not math.isfinite(code) or code != math.floor(code) or not 0 <= code < n_codes:
@@ -202,6 +213,27 @@ def resolve_array(
                 continue
             chosen[request_id] = Decision(request_id, DecisionKind.DEFER, target)
     return _complete(chosen, list(slot_ids) + list(overflow_ids), report, window, n_windows, excused)
+
+
+def max_entries(n_pending: int) -> int:
+    """Most entries of a structured action that are read: 16 per pending request plus 1,024 (far more than
+    any scheduler needs: past one per pending request, every entry is invalid anyway)."""
+    return 16 * n_pending + 1024
+
+
+def _array_problem(action: Any, max_slots: int) -> str | None:
+    """Why ``action`` is not a vector of ``max_slots`` real numbers (None if it is one). Only integer and
+    real dtypes pass: booleans, complex numbers, strings and objects are not codes, and any other shape,
+    (48, 1) or (6, 8) too, is refused rather than flattened."""
+    try:
+        array = np.asarray(action)
+    except (TypeError, ValueError):
+        return f"an unreadable {type(action).__name__}"
+    if array.dtype.kind not in "iuf":
+        return f"dtype {array.dtype}"
+    if array.shape != (max_slots,):
+        return f"shape {array.shape}"
+    return None
 
 
 def _complete(
