@@ -26,7 +26,10 @@ previous window. The same material in a structured, JSON-able form (``dcops.clus
 ``infos["scheduler"]["view"]`` for language agents (``dcops.cluster.observation.view_to_text`` renders it as
 a prompt). No private truth (true priority, true deadline, true flexibility, true runtime) reaches an
 observation, info or rendering before the job's audit (runtime, deadline and flexibility, after it completes)
-or the end of the episode (everything). Team ids are neutral and shuffled over the team kinds every episode.
+or the end of the episode (everything). Team ids are neutral and shuffled over the team kinds every episode. An
+incident names the limit crossed, never the true inlet behind it. What a policy may see, and how a server or an
+evaluation keeps the seed from reproducing the private content (keyed seeds), is defined once in
+``dcops.boundary``; ``reset(seed=...)`` here is the in-process form, reproducible bit for bit.
 
 A team observation is its own public record: progress, budget left, flags against it last window and so far
 (by kind), its pending / queued / running / finished / rejected job counts, its last window's reward.

@@ -379,13 +379,16 @@ class ClusterEpisode:
         self.last_window_pue = facility_sum / max(it_sum, 1e-9)
 
         max_facility, max_inlet = max(fac), float(window_inlets.max())
-        reasons = []
-        if max_facility > config.power_cap_kw:
+        reasons, detail = [], []
+        if max_facility > config.power_cap_kw:  # the facility meter is public
             reasons.append(f"facility power {max_facility:.0f} kW over the {config.power_cap_kw:.0f} kW cap")
-        if max_inlet > config.inlet_limit_c:
-            reasons.append(f"inlet {max_inlet:.1f} °C above {config.inlet_limit_c:.0f} °C")
+            detail.append(reasons[-1])
+        if max_inlet > config.inlet_limit_c:  # the true inlet is not: say only that the limit was crossed
+            reasons.append(f"an inlet above {config.inlet_limit_c:.0f} °C")
+            detail.append(f"true inlet {max_inlet:.1f} °C above {config.inlet_limit_c:.0f} °C")
         score.incident = bool(reasons)
         score.incident_reasons = reasons
+        score.incident_detail = detail
         score.soft_fraction = float(np.count_nonzero(window_inlets > SOFT_INLET_C)) / window_inlets.size
 
         audits = self.ledger.finish_window(w, end, self.pool, score, self._job_carbon)

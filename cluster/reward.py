@@ -160,6 +160,10 @@ class WindowScore:
     carbon_denominator_g: float = 0.0
     incident: bool = False
     incident_reasons: list[str] = field(default_factory=list)
+    """What an operator sees of an incident: which limit was crossed (the cap with its metered power, or "an
+    inlet above the limit"), never a true temperature that the sensors may report with an error."""
+    incident_detail: list[str] = field(default_factory=list)
+    """The same with the true values (evaluation only: :meth:`as_dict`)."""
     soft_fraction: float = 0.0
     n_invalid: int = 0
     n_pending: int = 0
@@ -195,7 +199,10 @@ class WindowScore:
     def public_dict(self) -> dict[str, Any]:
         """The reward and its terms, as the scheduler may see them during the episode. The raw value sums and
         outcome counts behind them are computed from private truth (a missed-deadline count would reveal a
-        pending job's true deadline), so they stay out of observations until the episode ends."""
+        pending job's true deadline), so they stay out of observations until the episode ends; so do the true
+        temperatures behind an incident (``incident_detail``) and the share of zone-steps above 27 °C, which the
+        drifting sensors may hide. (The thermal term, the scheduler's own reward, is computed from that share:
+        a reward scores true outcomes, and it is the one way they reach the scheduler, aggregated.)"""
         return {
             "window": self.window,
             "reward": self.reward,
@@ -205,7 +212,6 @@ class WindowScore:
             "invalid_penalty": self.invalid_penalty,
             "incident": self.incident,
             "incident_reasons": list(self.incident_reasons),
-            "fraction_above_27c": self.soft_fraction,
         }
 
     def as_dict(self) -> dict[str, Any]:
@@ -222,6 +228,7 @@ class WindowScore:
             "carbon_saved_g": self.carbon_saved_g,
             "incident": self.incident,
             "incident_reasons": list(self.incident_reasons),
+            "incident_detail": list(self.incident_detail),
             "fraction_above_27c": self.soft_fraction,
             "outcomes": dict(self.outcomes),
         }

@@ -75,6 +75,8 @@ class Episode:
     last_reward: float | None = None
     observation: dict[str, Any] | None = None
     baseline: Any = None
+    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    """Per reply (the reset first), the ``info`` entries withheld from the client (``dcops.boundary``)."""
 
 
 class _Options(BaseModel):

@@ -211,7 +211,7 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
         store.mark_interrupted()  # episodes a previous server left running can never finish
     holder["store"] = store
     manager = SessionManager(config.max_sessions, config.session_idle_s, store, config.default_task,
-                             **({"clock": clock} if clock is not None else {}))
+                             config.episode_secret, **({"clock": clock} if clock is not None else {}))
 
     app = FastAPI(title="dcops OpenEnv server", version=API_VERSION, description=DESCRIPTION, lifespan=lifespan)
     app.state.config = config

@@ -13,7 +13,12 @@ variable                    meaning                                      default
 ``DCOPS_STORE_OBS``         store whole observations (1) or digests (0)  1
 ``DCOPS_MAX_BODY_BYTES``    largest request body or WebSocket frame      1048576
 ``DCOPS_DEFAULT_TASK``      task of a reset that names none              cluster/operations
+``DCOPS_EPISODE_SECRET``    key of the episodes' private seeds           drawn per process
 ==========================  ===========================================  =====================
+
+``DCOPS_EPISODE_SECRET`` (any text) makes served episodes reproducible across restarts for the operator: an
+episode with public seed s was reset with ``dcops.boundary.private_seed(secret, s)``, which the episode store
+also records. Unset, each process draws its own, and no one can replay a served episode from its public seed.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dcops.boundary import new_secret, secret_from_text
 from dcops.server.store import default_db_path
 
 DEFAULT_TASK = "cluster/operations"
@@ -65,6 +71,7 @@ class ServerConfig:
     :param store_observations: store whole observations as well as their digests.
     :param max_body_bytes: largest accepted request body / WebSocket frame (larger → 413 / error frame).
     :param default_task: the task of a reset that does not name one.
+    :param episode_secret: the key of every episode's private seed (``dcops.boundary``); never sent to a client.
     """
 
     max_sessions: int = 64
@@ -74,6 +81,7 @@ class ServerConfig:
     store_observations: bool = True
     max_body_bytes: int = 1 << 20
     default_task: str = DEFAULT_TASK
+    episode_secret: bytes = field(default_factory=new_secret, repr=False)
 
     @classmethod
     def from_env(cls) -> ServerConfig:
@@ -87,6 +95,8 @@ class ServerConfig:
             store_observations=os.environ.get("DCOPS_STORE_OBS", "1") != "0",
             max_body_bytes=_env_int("DCOPS_MAX_BODY_BYTES", 1 << 20, 1024),
             default_task=os.environ.get("DCOPS_DEFAULT_TASK", DEFAULT_TASK) or DEFAULT_TASK,
+            episode_secret=(secret_from_text(os.environ["DCOPS_EPISODE_SECRET"])
+                            if os.environ.get("DCOPS_EPISODE_SECRET") else new_secret()),
         )
 
 

@@ -24,7 +24,9 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from dcops.boundary import private_seed, split_info
 from dcops.server.adapters import ActionError, Episode, adapter_for
+from dcops.server.serialize import to_jsonable
 from dcops.server.store import EpisodeStore
 
 
@@ -54,10 +56,11 @@ class Session:
     """One client's environment and current episode (see the module docstring)."""
 
     def __init__(self, session_id: str, transport: str, store: EpisodeStore | None, default_task: str,
-                 clock: Callable[[], float]) -> None:
+                 clock: Callable[[], float], episode_secret: bytes) -> None:
         self.id = session_id
         self.transport = transport
         self.store = store
+        self._episode_secret = episode_secret
         self.default_task = default_task
         self._clock = clock
         self.last_used = clock()
@@ -94,16 +97,17 @@ class Session:
             episode = Episode(task, adapter, env, options)
         self._abandon_current()
         episode.seed = seed
+        env_seed = private_seed(self._episode_secret, seed)  # the public seed alone reproduces nothing
         try:
-            adapter.reset(episode, seed)
+            adapter.reset(episode, env_seed)
         except (TypeError, ValueError) as exc:
             raise ApiError(422, "VALIDATION_ERROR", f"options: {exc}", "options") from None
         self.episode = episode
         self.uid = uuid.uuid4().hex
         self.episode_id = episode_id or self.uid
-        info = adapter.public_info(episode.info)
+        info = self._public_info(episode, episode.info)
         if self.store is not None:
-            config = {"task": task, "options": options, "seed": seed}
+            config = {"task": task, "options": options, "seed": seed, "env_seed": env_seed}
             self.store.start_episode(self.uid, self.episode_id, self.id, self.transport, task, seed, config,
                                      episode.observation, info)
         return self._reply(None, info, extra={"seed": seed, "baseline": adapter.baseline_name})
@@ -130,11 +134,14 @@ class Session:
         episode.last_reward = float(reward)
         episode.total_reward += float(reward)
         episode.observation = episode.adapter.observe(episode, obs, info)
-        public = episode.adapter.public_info(info)
+        public = self._public_info(episode, info)
+        extra: dict[str, Any] = {"action": canonical, "truncated": bool(truncated)}
+        if episode.done:  # the evaluator diagnostics of the whole episode, once it can no longer be played
+            extra["diagnostics"] = {"reset": episode.diagnostics[0], "steps": episode.diagnostics[1:]}
         if self.store is not None:
             self.store.record_step(self.uid, episode.step_count, canonical, episode.observation, float(reward),
                                    episode.done, public)
-        return self._reply(float(reward), public, extra={"action": canonical, "truncated": bool(truncated)})
+        return self._reply(float(reward), public, extra=extra)
 
     def state(self) -> dict[str, Any]:
         """The ``/state`` reply: ids, task, seed, counters and the current observation."""
@@ -176,6 +183,13 @@ class Session:
         if self.store is not None and self.uid is not None and self.episode is not None and not self.episode.done:
             self.store.abandon(self.uid)
 
+    @staticmethod
+    def _public_info(episode: Episode, info: dict[str, Any]) -> dict[str, Any]:
+        """What a client is told of ``info`` (``dcops.boundary``); the diagnostics are kept for the end."""
+        public, diagnostics = split_info(episode.adapter.family, info)
+        episode.diagnostics.append(to_jsonable(diagnostics))
+        return episode.adapter.public_info(public)
+
     def _reply(self, reward: float | None, info: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
         episode = self.episode
         assert episode is not None
@@ -194,7 +208,8 @@ class SessionManager:
     """
 
     def __init__(self, max_sessions: int, idle_timeout_s: float, store: EpisodeStore | None, default_task: str,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 episode_secret: bytes, clock: Callable[[], float] = time.monotonic) -> None:
+        self.episode_secret = episode_secret
         self.max_sessions = max_sessions
         self.idle_timeout_s = idle_timeout_s
         self.store = store
@@ -213,7 +228,8 @@ class SessionManager:
             if len(self._sessions) >= self.max_sessions:
                 raise ApiError(503, "CAPACITY_REACHED",
                                f"the server holds its maximum of {self.max_sessions} sessions; retry later")
-            session = Session(secrets.token_urlsafe(18), transport, self.store, self.default_task, self.clock)
+            session = Session(secrets.token_urlsafe(18), transport, self.store, self.default_task, self.clock,
+                              self.episode_secret)
             self._sessions[session.id] = session
             return session
 

@@ -20,8 +20,13 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from dcops.boundary import private_seed, secret_from_text
 from dcops.server.app import create_app
 from dcops.server.config import ServerConfig
+
+LIVE_SERVER_SECRET = "the tests' operator secret"
+"""``DCOPS_EPISODE_SECRET`` of every real server process here, so that a test can replay a served episode as
+its operator would (:meth:`LiveServer.env_seed`)."""
 
 
 def make_client(db_path: Path | None, **overrides) -> TestClient:
@@ -72,6 +77,10 @@ class LiveServer:
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
+    def env_seed(self, seed: int) -> int:
+        """The seed the server reset its environment with for the public ``seed`` (``dcops.boundary``)."""
+        return private_seed(secret_from_text(LIVE_SERVER_SECRET), seed)
+
     def stop(self, sig: int = signal.SIGTERM) -> None:
         if self.process.poll() is None:
             self.process.send_signal(sig)
@@ -86,7 +95,7 @@ def start_server(db_path: Path, log_path: Path, port: int | None = None, env: di
                  ready_timeout_s: float = 60.0) -> LiveServer:
     """Start a real server process and wait until ``/health`` answers (bounded; raises with its log if not)."""
     port = port or free_port()
-    environment = {**os.environ, "DCOPS_DB": str(db_path), **(env or {})}
+    environment = {**os.environ, "DCOPS_DB": str(db_path), "DCOPS_EPISODE_SECRET": LIVE_SERVER_SECRET, **(env or {})}
     log = log_path.open("ab")
     process = subprocess.Popen(
         [sys.executable, "-m", "dcops.server.app", "--host", "127.0.0.1", "--port", str(port),

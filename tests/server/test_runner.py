@@ -26,7 +26,7 @@ def test_cluster_baseline_over_http_matches_in_process(live_server) -> None:
     from dcops.evaluation.cluster_report import run_episode as run_cluster
 
     options = {"n_windows": 3}
-    local = run_cluster(PriorityThresholdScheduler(), seed=5, **options)
+    local = run_cluster(PriorityThresholdScheduler(), seed=live_server.env_seed(5), **options)  # as the operator
     runs = run_episodes(live_server.url, "cluster/operations", PriorityThresholdScheduler(), seeds=[5], **options)
     assert runs[0].steps == 3
     assert runs[0].total_reward == pytest.approx(sum(local["window_rewards"]), abs=1e-9)

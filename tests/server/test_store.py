@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 
+from dcops.boundary import private_seed
 from dcops.cli import main as cli_main
 from dcops.server.serialize import digest
 from dcops.server.store import EpisodeStore
@@ -27,7 +28,8 @@ def test_every_step_is_recorded_with_its_action_digest_reward_and_info(client, d
     store = EpisodeStore(db_path)
     (episode,) = store.episodes()
     assert (episode["episode_id"], episode["task"], episode["seed"], episode["n_steps"]) == ("mine-1", TASK, 21, 4)
-    assert episode["config"] == {"task": TASK, "options": {}, "seed": 21}
+    env_seed = private_seed(client.app.state.config.episode_secret, 21)
+    assert episode["config"] == {"task": TASK, "options": {}, "seed": 21, "env_seed": env_seed}
     steps = store.steps(episode["uid"])
     assert [s["t"] for s in steps] == [0, 1, 2, 3, 4]
     assert [s["observation_digest"] for s in steps] == [digest(r["observation"]) for r in replies]

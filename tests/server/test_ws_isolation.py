@@ -103,6 +103,6 @@ def test_32_concurrent_websocket_clients_get_their_in_process_trajectories(live_
 
     results = asyncio.run(run_all())
     for (task, options, seed, client), trajectory in zip(plans, results, strict=True):
-        expected = in_process(task, options, seed, client)
+        expected = in_process(task, options, live_server.env_seed(seed), client)
         assert len(trajectory) == len(expected), (task, seed)
         assert trajectory == expected, (task, seed)
