@@ -20,8 +20,8 @@ from dcops.server.config import ServerConfig  # noqa: E402
 
 @pytest.fixture
 def client():
-    with TestClient(create_app(ServerConfig(db_path=None))) as test_client:
-        yield test_client
+    with TestClient(create_app(ServerConfig(db_path=None, episode_secret=secret_from_text("boundary")))) as c:
+        yield c
 
 
 def _stated(view: dict) -> list[tuple]:
@@ -57,8 +57,8 @@ def test_replaying_the_public_seed_of_a_served_cluster_episode_reproduces_nothin
 
 def test_two_servers_serve_different_episodes_for_the_same_public_seed():
     views = []
-    for _ in range(2):
-        with TestClient(create_app(ServerConfig(db_path=None))) as c:
+    for secret in (secret_from_text("one operator"), secret_from_text("another")):
+        with TestClient(create_app(ServerConfig(db_path=None, episode_secret=secret))) as c:
             views.append(_stated(c.post("/reset", json={"task": "cluster/operations", "seed": 3}).json()
                                  ["observation"]["view"]))
     assert views[0] != views[1]

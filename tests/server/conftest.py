@@ -30,7 +30,9 @@ its operator would (:meth:`LiveServer.env_seed`)."""
 
 
 def make_client(db_path: Path | None, **overrides) -> TestClient:
-    """A TestClient over a fresh app (use it as a context manager so that the lifespan runs)."""
+    """A TestClient over a fresh app (use it as a context manager so that the lifespan runs), with the tests'
+    operator secret unless ``episode_secret`` is given: a test's episodes must not change from run to run."""
+    overrides.setdefault("episode_secret", secret_from_text(LIVE_SERVER_SECRET))
     return TestClient(create_app(ServerConfig(db_path=db_path, **overrides)))
 
 
