@@ -18,8 +18,9 @@ process (the server's HTTP, WebSocket and MCP replies; ``dcops eval`` when it is
 - **Diagnostics out of ``info``** (:func:`split_info`). The ``info`` keys of :data:`DIAGNOSTIC_INFO_KEYS` are
   computed from private truth (true inlet temperatures, the fault schedule). The server withholds them during
   the episode and sends them, under ``metadata.diagnostics`` (``{"reset": {...}, "steps": [{...}, ...]}``),
-  only in the reply that ends it. In-process, the cooling tasks still return them in ``info`` (their
-  evaluation reads them); a policy trained in-process should not read those keys.
+  only in the reply that ends it. In process, the cooling tasks (``dcops.cooling_env``, ``dcops.vector_env``)
+  leave them out of ``info`` unless made with ``diagnostics=True``, as the evaluations, the PPO training
+  environment (whose reward scores the true inlets) and the server (which withholds them itself) are.
 
 Why keyed seeds rather than hiding the seed: a served episode must stay replayable (the episode store keeps
 it), and a seed a client chose must still fix the episode; a keyed hash keeps both while the public number

@@ -15,8 +15,9 @@ temperature (°C), IT load as a fraction of design, current fan speed (fraction)
 Then the plant (11 values): reported chilled-water supply temperature (°C), fraction of chiller units available,
 economiser fraction of the last step, outdoor dry-bulb and wet-bulb (°C), grid carbon intensity (kgCO2/kWh),
 sin and cos of the local hour, episode progress (0–1), cooling power over design IT power, and PUE of the last
-step. Sensors carry seeded noise, calibration bias and (task-dependent) drift: the true inlet temperatures are
-only in ``info["inlet_c"]``, for evaluation. Values are clipped to the observation box.
+step. Sensors carry seeded noise, calibration bias and (task-dependent) drift: the true inlet temperatures
+reach no policy (with ``diagnostics=True``, an evaluator gets them in ``info["inlet_c"]``). Values are clipped
+to the observation box.
 
 **Actions.** Values outside the box are clipped to it; an action of the wrong shape or with NaN/inf raises
 ``ValueError`` naming the field, and the episode is left unchanged (the step is not taken).
@@ -41,15 +42,19 @@ uses 200 kW for 1000 kW of IT: reward = −(0.5·1 + 0.8·0.2) = −0.66.
 so energy can never buy back a thermal violation.
 
 **Info** (every step): ``it_kw``, ``cooling_kw`` (fans + pumps + tower + chiller), ``facility_kw``, ``pue``,
-``inlet_c`` (true, per zone), ``zone_ids``, ``carbon_g`` (this step's facility emissions, g),
-``violation_minutes_27`` / ``violation_minutes_32`` (this step, per zone), ``chiller_capacity_kw``,
-``chw_supply_c`` (true), ``time`` (ISO local time); at the end also ``score`` and ``summary`` (episode totals).
+``zone_ids``, ``carbon_g`` (this step's facility emissions, g), ``chiller_capacity_kw``, ``time`` (ISO local
+time); at the end also ``score`` and ``summary`` (episode totals). The evaluator diagnostics, computed from
+private truth (``dcops.boundary``), are added only with ``diagnostics=True``: ``inlet_c`` (true, per zone),
+``violation_minutes_27`` / ``violation_minutes_32`` (this step, per zone), ``chw_supply_c`` (true), and
+``faults`` at reset (the episode's fault schedule).
 
 **Arguments** (keyword overrides of the task's :class:`CoolingTaskSpec`): ``n_steps``, ``dt_s``, ``climate``
 (``phoenix``, ``seattle``, … or a weather source), ``grid_region``, ``start`` (datetime), ``load``
 (:class:`~dcops.physics.it_load.LoadProfile`), ``faults`` (a tuple of faults or a callable ``rng -> faults``),
 ``plant`` (:class:`~dcops.physics.plant.PlantConfig`), ``sensor_model``, ``initial_zone_temp_c``,
-``initial_chw_c``, ``start_jitter_days``; plus ``render_mode`` (``"ansi"``).
+``initial_chw_c``, ``start_jitter_days``; plus ``render_mode`` (``"ansi"``) and ``diagnostics`` (False: add the
+evaluator diagnostics above to ``info``; the evaluations, the training environment and the server, which
+withholds them from its clients until the episode ends, set it).
 
 The three tasks (factories below) differ in plant, zones, weather and faults:
 
@@ -75,6 +80,7 @@ import gymnasium as gym
 import numpy as np
 from numpy.typing import NDArray
 
+from dcops.boundary import split_info
 from dcops.physics.carbon import carbon_source
 from dcops.physics.faults import ChillerTrip, Fault, SensorDrift, build_timeline
 from dcops.physics.interface import build_telemetry, decode_setpoints, setpoint_bounds, telemetry_bounds
@@ -185,11 +191,12 @@ class CoolingEnv(gym.Env):
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
 
-    def __init__(self, spec: CoolingTaskSpec, render_mode: str | None = None) -> None:
+    def __init__(self, spec: CoolingTaskSpec, render_mode: str | None = None, diagnostics: bool = False) -> None:
         if render_mode not in (None, "ansi"):
             raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         self.task = spec
         self.render_mode = render_mode
+        self.diagnostics = bool(diagnostics)
         z = spec.plant.n_zones
         self._weights = np.asarray(spec.zone_weights, dtype=np.float64) / float(np.sum(spec.zone_weights))
         self._weather = weather_source(spec.climate)
@@ -318,7 +325,7 @@ class CoolingEnv(gym.Env):
         if terminated:
             info["score"] = self.score()
             info["summary"] = self.totals.as_dict()
-        return observation, reward, terminated, False, info
+        return observation, reward, terminated, False, self._shown(info)
 
     def score(self) -> float:
         """The final score in [0, 1] of the episode so far (formula in the module docstring)."""
@@ -358,12 +365,17 @@ class CoolingEnv(gym.Env):
         )
 
     def _info_reset(self, inlet: NDArray[np.float64]) -> dict[str, Any]:
-        return {
+        return self._shown({
             "inlet_c": inlet.copy(),
             "zone_ids": self.zone_ids,
             "faults": [repr(f) for f in self.faults],
             "time": self.start.isoformat(),
-        }
+        })
+
+    def _shown(self, info: dict[str, Any]) -> dict[str, Any]:
+        """``info`` as the policy gets it: without the evaluator diagnostics of ``dcops.boundary`` (true inlets,
+        violation minutes, true chilled water, the fault list) unless the env was made with ``diagnostics``."""
+        return info if self.diagnostics else split_info("cooling", info)[0]
 
     def render(self) -> str | None:
         if self.render_mode != "ansi":
@@ -383,11 +395,19 @@ class CoolingEnv(gym.Env):
 
 
 # ---------------------------------------------------------------------- the three tasks
+_ENV_ARGUMENTS = ("render_mode", "diagnostics")
+"""Arguments of :class:`CoolingEnv` itself, not of the task spec."""
+
+
 def _spec_with(spec: CoolingTaskSpec, overrides: dict[str, Any]) -> CoolingTaskSpec:
-    unknown = set(overrides) - set(CoolingTaskSpec.__dataclass_fields__) - {"render_mode"}
+    unknown = set(overrides) - set(CoolingTaskSpec.__dataclass_fields__) - set(_ENV_ARGUMENTS)
     if unknown:
         raise TypeError(f"unknown cooling task option(s): {sorted(unknown)}")
-    return replace(spec, **{k: v for k, v in overrides.items() if k != "render_mode"})
+    return replace(spec, **{k: v for k, v in overrides.items() if k not in _ENV_ARGUMENTS})
+
+
+def _make(spec: CoolingTaskSpec, overrides: dict[str, Any]) -> CoolingEnv:
+    return CoolingEnv(_spec_with(spec, overrides), overrides.get("render_mode"), bool(overrides.get("diagnostics")))
 
 
 def single_zone_recovery_spec() -> CoolingTaskSpec:
@@ -465,15 +485,15 @@ def cascading_chiller_failure_spec() -> CoolingTaskSpec:
 
 
 def make_single_zone_recovery(**overrides: Any) -> CoolingEnv:
-    return CoolingEnv(_spec_with(single_zone_recovery_spec(), overrides), overrides.get("render_mode"))
+    return _make(single_zone_recovery_spec(), overrides)
 
 
 def make_multi_zone_sensor_drift(**overrides: Any) -> CoolingEnv:
-    return CoolingEnv(_spec_with(multi_zone_sensor_drift_spec(), overrides), overrides.get("render_mode"))
+    return _make(multi_zone_sensor_drift_spec(), overrides)
 
 
 def make_cascading_chiller_failure(**overrides: Any) -> CoolingEnv:
-    return CoolingEnv(_spec_with(cascading_chiller_failure_spec(), overrides), overrides.get("render_mode"))
+    return _make(cascading_chiller_failure_spec(), overrides)
 
 
 # ---------------------------------------------------------------------- running a controller

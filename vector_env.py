@@ -18,9 +18,9 @@ step, the episode a single environment reset with the same seed produces (``test
 ``(N, steps, ...)`` arrays at reset, and each step is one :func:`dcops.physics.plant.step_plant_arrays` call on
 ``(N, Z)`` arrays plus the reward, totals, sensor readings and telemetry of all N episodes in array operations.
 Episodes of a task all have the same length, so they end together. ``infos`` per step (arrays over episodes):
-``it_kw``, ``cooling_kw``, ``facility_kw``, ``pue``, ``carbon_g``, ``chiller_capacity_kw``, ``chw_supply_c``
-(N,), ``inlet_c``, ``violation_minutes_27``, ``violation_minutes_32`` (N, Z); at an episode's last step also
-``score`` (with its mask ``_score``). Actions ``(N, 2Z + 2)`` are clipped to the box like the single env's; a
+``it_kw``, ``cooling_kw``, ``facility_kw``, ``pue``, ``carbon_g``, ``chiller_capacity_kw`` (N,); with
+``diagnostics=True`` (as for the single env) also ``chw_supply_c`` (N,), ``inlet_c``, ``violation_minutes_27``,
+``violation_minutes_32`` (N, Z); at an episode's last step also ``score`` (with its mask ``_score``). Actions ``(N, 2Z + 2)`` are clipped to the box like the single env's; a
 wrong shape or a NaN/inf raises ``ValueError`` naming the episode and the field, and nothing is stepped.
 
 **Cluster operations** (:class:`ClusterVectorEnv`). The plant physics of the N episodes runs batched: each of a
@@ -46,6 +46,7 @@ from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space, concatenate, create_empty_array, iterate
 from numpy.typing import NDArray
 
+from dcops.boundary import split_info
 from dcops.physics.interface import setpoint_bounds, setpoint_field_names
 from dcops.physics.plant import PlantBoundary, PlantControl, PlantState, step_plant_arrays
 from dcops.registry import make_env, tasks
@@ -276,6 +277,8 @@ class CoolingVectorEnv(VectorEnv):
             "violation_minutes_32": f32 * minutes, "chiller_capacity_kw": out.chiller_capacity_kw,
             "chw_supply_c": out.chw_supply_c,
         }
+        if not self.envs[0].diagnostics:  # the same boundary as the single environments'
+            infos = split_info("cooling", infos)[0]
         if terminated.any():
             infos["score"] = self._scores(terminated)
             infos["_score"] = terminated.copy()

@@ -143,7 +143,7 @@ def _run_demo(args: argparse.Namespace) -> int:
     from dcops.agents.cooling import RuleBasedController
     from dcops.cooling_env import run_controller
 
-    env = dcops.make_env(args.task)
+    env = dcops.make_env(args.task, diagnostics=True)  # the summary shows the true inlets
     controller = RuleBasedController.for_task(args.task)
     trace: list[dict[str, Any]] = []
     with tqdm(total=env.unwrapped.task.n_steps, desc=f"{args.task} (rule-based)", unit="step") as bar:

@@ -171,6 +171,11 @@ class CoolingAdapter(Adapter):
     baseline_name = "rule (tuned rule-based controller)"
     env_option_names = ("n_steps", "climate", "grid_region", "start_jitter_days")
 
+    def make_env(self, task: str, options: dict[str, Any]) -> gym.Env:
+        # With its diagnostics, which the session withholds until the episode ends (dcops.boundary).
+        config = {k: v for k, v in options.items() if k in self.env_option_names}
+        return registry.make_env(task, diagnostics=True, **config)
+
     def parse_action(self, episode: Episode, action: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         if isinstance(action, dict) and "setpoints" not in action:
             for name in ("fan_speed", "supply_setpoint_c", "chw_setpoint_c", "economiser_on"):

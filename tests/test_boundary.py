@@ -92,7 +92,7 @@ def test_a_cooling_client_never_sees_faults_or_true_inlets_before_the_episode_en
     assert "faults" in diagnostics["reset"] and len(diagnostics["steps"]) == len(replies) == 5
     assert all(len(step["inlet_c"]) == 4 for step in diagnostics["steps"])
     # The withheld values are the environment's own (the operator's replay gives the same true inlets).
-    env = dcops.make_env(task, n_steps=5)
+    env = dcops.make_env(task, n_steps=5, diagnostics=True)
     _, info = env.reset(seed=private_seed(client.app.state.config.episode_secret, 4))
     assert diagnostics["reset"]["faults"] == info["faults"]
 

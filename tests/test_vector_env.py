@@ -36,7 +36,7 @@ def _random_actions(env: VectorEnv, rng: np.random.Generator) -> np.ndarray:
 def test_cooling_vector_env_equals_independent_envs(task: str) -> None:
     """Step for step across an episode end and the next-step autoreset: observations, rewards, flags, infos
     and final scores of episode i equal those of a single env seeded ``seed + i`` and reset when it ends."""
-    n, config = 3, COOLING[task]
+    n, config = 3, {**COOLING[task], "diagnostics": True}  # every info key, the true inlets included
     venv = dcops.make_vec_env(task, n, **config)
     singles = [dcops.make_env(task, **config) for _ in range(n)]
     obs, _ = venv.reset(seed=11)
@@ -199,3 +199,17 @@ def test_malformed_batches_are_rejected() -> None:
         dcops.make_vec_env("cooling/single_zone_recovery", 0)
     with pytest.raises(ValueError, match="autoreset_mode"):
         dcops.make_vec_env("cooling/single_zone_recovery", 2, autoreset_mode=AutoresetMode.DISABLED)
+
+
+def test_cooling_vector_env_keeps_the_diagnostics_from_the_policy_by_default() -> None:
+    from dcops.boundary import DIAGNOSTIC_INFO_KEYS
+
+    task = "cooling/multi_zone_sensor_drift"
+    venv = dcops.make_vec_env(task, 2, n_steps=3)
+    single = dcops.make_env(task, n_steps=3)
+    venv.reset(seed=0)
+    single.reset(seed=0)
+    _, _, _, _, infos = venv.step(np.tile(single.action_space.low, (2, 1)))
+    _, _, _, _, info = single.step(single.action_space.low)
+    assert not DIAGNOSTIC_INFO_KEYS["cooling"] & set(infos)
+    assert {k for k in infos if not k.startswith("_")} == set(info) - {"zone_ids", "time"}

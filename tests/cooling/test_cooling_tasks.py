@@ -17,8 +17,8 @@ from dcops.agents.cooling import PIDController, RuleBasedController
 from dcops.cooling_env import run_controller
 
 COOLING_TASKS = [t for t in dcops.tasks() if t.startswith("cooling/")]
-INFO_KEYS = {"it_kw", "cooling_kw", "facility_kw", "pue", "inlet_c", "zone_ids", "carbon_g",
-             "violation_minutes_27", "violation_minutes_32"}
+INFO_KEYS = {"it_kw", "cooling_kw", "facility_kw", "pue", "zone_ids", "carbon_g", "chiller_capacity_kw", "time"}
+DIAGNOSTIC_KEYS = {"inlet_c", "violation_minutes_27", "violation_minutes_32", "chw_supply_c"}
 
 
 def test_three_cooling_tasks_are_registered():
@@ -39,7 +39,7 @@ def test_gymnasium_env_checker_passes(task_id):
 @pytest.mark.parametrize("task_id", COOLING_TASKS)
 def test_whole_episodes_replay_bit_for_bit_from_a_seed(task_id):
     def play(seed: int):
-        env = dcops.make_env(task_id)
+        env = dcops.make_env(task_id, diagnostics=True)
         env.action_space.seed(seed)
         obs, _ = env.reset(seed=seed)
         trace = [obs]
@@ -56,13 +56,18 @@ def test_whole_episodes_replay_bit_for_bit_from_a_seed(task_id):
 
 @pytest.mark.parametrize("task_id", COOLING_TASKS)
 def test_info_carries_the_documented_fields_and_a_final_score(task_id):
-    env = dcops.make_env(task_id)
-    env.reset(seed=0)
+    env, evaluated = dcops.make_env(task_id), dcops.make_env(task_id, diagnostics=True)
+    _, info = env.reset(seed=0)
+    _, evaluator_info = evaluated.reset(seed=0)
+    assert "faults" not in info and "faults" in evaluator_info  # the fault schedule is private
     done = False
     while not done:
-        _, _, done, truncated, info = env.step(env.action_space.sample())
-        assert INFO_KEYS <= set(info)
-        assert len(info["inlet_c"]) == len(info["zone_ids"])
+        action = env.action_space.sample()
+        _, _, done, truncated, info = env.step(action)
+        _, _, _, _, evaluator_info = evaluated.step(action)
+        assert INFO_KEYS <= set(info) and not DIAGNOSTIC_KEYS & set(info)  # no truth reaches the policy
+        assert set(evaluator_info) == set(info) | DIAGNOSTIC_KEYS
+        assert len(evaluator_info["inlet_c"]) == len(info["zone_ids"])
         assert not truncated
     assert 0.0 <= info["score"] <= 1.0
     assert info["summary"]["pue"] > 1.0
@@ -71,7 +76,7 @@ def test_info_carries_the_documented_fields_and_a_final_score(task_id):
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from(COOLING_TASKS), st.integers(0, 2**16), st.sampled_from(["low", "high", "random"]))
 def test_no_nan_or_inf_for_any_action_in_the_action_space(task_id, seed, kind):
-    env = dcops.make_env(task_id)
+    env = dcops.make_env(task_id, diagnostics=True)
     env.reset(seed=seed)
     env.action_space.seed(seed)
     done = False
@@ -112,7 +117,7 @@ def test_out_of_range_actions_are_clipped_to_the_box():
 
 
 def test_drifting_sensor_reads_low_while_its_return_sensor_stays_true():
-    env = dcops.make_env("cooling/multi_zone_sensor_drift")
+    env = dcops.make_env("cooling/multi_zone_sensor_drift", diagnostics=True)
     env.reset(seed=5)
     (drift,) = env.unwrapped.faults
     controller = RuleBasedController.for_task("cooling/multi_zone_sensor_drift")

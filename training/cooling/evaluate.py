@@ -100,7 +100,7 @@ def case_spec(case: Case) -> CoolingTaskSpec:
 
 def run_episode(controller: Any, case: Case, seed: int, record: bool = False) -> dict[str, Any]:
     """Play one evaluation episode; return its metrics (and, with ``record``, per-step traces)."""
-    env = CoolingEnv(case_spec(case))
+    env = CoolingEnv(case_spec(case), diagnostics=True)  # the metrics read the true inlets
     telemetry, _ = env.reset(seed=seed)
     controller.reset(controller_context(env))
     trace: dict[str, list[Any]] = {"time_h": [], "inlet_c": [], "cooling_kw": [], "chw_supply_c": []}

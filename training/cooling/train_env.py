@@ -191,7 +191,7 @@ class CoolingTrainEnv(gym.Env):
         spec = self.spec_source(self.np_random)
         if abs(spec.dt_s - TRAINED_DT_S) > 1e-9:
             raise ValueError(f"training scenarios must use {TRAINED_DT_S} s steps, got {spec.dt_s}")
-        self.inner = CoolingEnv(spec)
+        self.inner = CoolingEnv(spec, diagnostics=True)  # the training reward scores the true inlets
         # Episode seeds from 10,000 up: never an evaluation, tuning or validation seed of the evaluation family.
         telemetry, info = self.inner.reset(seed=int(self.np_random.integers(10_000, 2**31 - 1)))
         self.layer.reset(ControllerContext.from_plant(spec.plant, spec.zone_weights, spec.dt_s))
