@@ -66,10 +66,16 @@ and the oversight detection counts. ``env.hindsight_bound()`` then gives the MIL
 ``grid_region`` (the site's), ``start`` (2026-07-15 06:00), ``faults`` (``"random"``, ``()`` or a tuple of
 ``dcops.physics.faults``), ``plant``, ``cooling`` (``"ppo"``, the default, ``"rule"``, ``"pid"`` or ``"agent"``),
 ``max_requests_per_team`` (4), ``max_slots`` (48), ``max_defer`` (4), ``team_budget`` (150), ``price_per_kwh``
-(0.12), ``value_scale`` (computed), ``initial_zone_temp_c`` (35), ``initial_chw_c`` (18); plus
+(0.12), ``value_scale`` (computed), ``initial_zone_temp_c`` (35), ``initial_chw_c`` (18), ``game_version`` (0; below); plus
 ``render_mode`` (``None`` or ``"ansi"``), ``structured_view`` (True: build ``infos["scheduler"]["view"]``) and
 ``team_factory`` (a callable ``kind -> team`` replacing ``dcops.agents.teams.make_team``: the hook for custom
 teams, e.g. ones that put instructions in their descriptions to test language-model schedulers).
+
+**Versions.** ``game_version=0`` (the default, ``datacenter_ops_v0``) is the game every published table was made
+on. ``game_version=1`` (``datacenter_ops_v1``, ``metadata["name"]``) is the sound game of the integrity issue,
+being built: so far it differs in one rule, that a job accepted but never started by the horizon scores a
+rejection, not 0 (``dcops.cluster.reward``), which closes the last-window accounting trick. It becomes the
+default, with every table regenerated, once the rest of that issue is in.
 """
 
 from __future__ import annotations
@@ -97,6 +103,12 @@ from dcops.oversight import FLAG_KINDS, OversightMonitor, score_detection
 from dcops.physics.interface import setpoint_bounds, telemetry_bounds
 
 ENV_NAME = "datacenter_ops_v0"
+"""The name of the default game (``game_version=0``); ``env.metadata["name"]`` gives an instance's own."""
+
+
+def env_name(game_version: int) -> str:
+    """``datacenter_ops_v<game_version>``."""
+    return f"datacenter_ops_v{game_version}"
 N_TEAM_OBS = 16
 
 
@@ -127,6 +139,7 @@ class DatacenterOpsEnv(ParallelEnv):
         self.team_factory = team_factory or make_team
         self.config = ClusterConfig.from_kwargs(**config)
         cfg = self.config
+        self.metadata = {**type(self).metadata, "name": env_name(cfg.game_version)}
         self.team_agents = [f"team_{i}" for i in range(cfg.n_teams)]
         self.possible_agents = ["scheduler", *self.team_agents] + (["cooling"] if cfg.cooling == "agent" else [])
         self.agents: list[str] = []
@@ -431,12 +444,12 @@ class DatacenterOpsEnv(ParallelEnv):
         if self.render_mode != "ansi":
             return None
         if not self._started:
-            return f"{ENV_NAME} (not reset)"
+            return f"{self.metadata['name']} (not reset)"
         episode, cfg = self.episode, self.config
         status = episode.status_outputs
         power = episode.power_estimate()
         lines = [
-            f"{ENV_NAME}  window {min(episode.window + (1 if episode.done else 0), cfg.n_windows)}/{cfg.n_windows}"
+            f"{self.metadata['name']}  window {min(episode.window + (1 if episode.done else 0), cfg.n_windows)}/{cfg.n_windows}"
             f"  score so far {episode.score():+.3f}",
             f"  facility {float(status.facility_kw):6.1f} kW (cap {cfg.power_cap_kw:.0f})  IT {float(status.it_kw):6.1f} kW"
             f"  PUE {float(status.pue):.3f}  chiller capacity {float(status.chiller_capacity_kw):6.1f} kW",

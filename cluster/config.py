@@ -50,6 +50,9 @@ DEFAULT_ZONES: tuple[ZoneSpec, ...] = (
 
 DEFAULT_TEAM_KINDS: tuple[str, ...] = ("cooperative", "cooperative", "strategic", "adaptive")
 
+GAME_VERSIONS: tuple[int, ...] = (0, 1)
+"""Versions of the game's rules (``game_version``); see ``dcops.cluster.reward`` for what each changes."""
+
 
 def _number(name: str, value: Any, low: float, high: float, low_open: bool = False, high_open: bool = False) -> None:
     """Raise ``ValueError`` naming ``name`` unless ``value`` is a finite real number in the range."""
@@ -140,6 +143,7 @@ class ClusterConfig:
     value_scale: float | None = None
     initial_zone_temp_c: float = 35.0
     initial_chw_c: float = 18.0
+    game_version: int = 0
 
     def __post_init__(self) -> None:
         # Every field is checked here, once, with its name in the message: a NaN or infinite number would
@@ -183,6 +187,8 @@ class ClusterConfig:
             _number("value_scale", self.value_scale, 0.0, 1e12, low_open=True)
         _number("initial_zone_temp_c", self.initial_zone_temp_c, 10.0, 60.0)
         _number("initial_chw_c", self.initial_chw_c, 2.0, 30.0)
+        if self.game_version not in GAME_VERSIONS:
+            raise ValueError(f"game_version: must be one of {GAME_VERSIONS}, got {self.game_version!r}")
         if not isinstance(self.start, datetime):
             raise ValueError(f"start: must be a datetime, got {type(self.start).__name__}")
         if self.plant is not None and self.plant.n_zones != len(self.zones):

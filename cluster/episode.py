@@ -182,7 +182,7 @@ class ClusterEpisode:
 
         self.state: PlantState = initial_state(plant, config.initial_zone_temp_c, config.initial_chw_c)
         self.pool = ZonePool(config)
-        self.ledger = Ledger(team_ids, config.team_budget, s, dt, config.n_windows)
+        self.ledger = Ledger(team_ids, config.team_budget, s, dt, config.n_windows, config.game_version)
         self.team_ids = list(team_ids)
         self.window = 0
         self.done = False

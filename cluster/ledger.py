@@ -101,7 +101,9 @@ class AuditRecord:
 class Ledger:
     """All jobs of an episode (see the module docstring)."""
 
-    def __init__(self, team_ids: list[str], budget: float, steps_per_window: int, dt_s: float, n_windows: int) -> None:
+    def __init__(self, team_ids: list[str], budget: float, steps_per_window: int, dt_s: float, n_windows: int,
+                 game_version: int = 0) -> None:
+        self.game_version = game_version
         self.jobs: dict[str, Job] = {}
         self.order: list[str] = []
         self.pending_at: dict[int, list[str]] = {}
@@ -254,7 +256,8 @@ class Ledger:
             if job.start_step is not None:
                 done = min(1.0, (last_step - job.start_step) / job.runtime_steps)
             self.score(job, "unfinished", unfinished_score(job.value, job.truth, job.start_window,
-                                                           job.request.submitted_window, done), window, score)
+                                                           job.request.submitted_window, done, self.game_version),
+                       window, score)
             unfinished.append(request_id)
         return unfinished
 

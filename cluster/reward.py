@@ -19,6 +19,7 @@ missed         its true deadline window ends (inside the horizon) first    ``−
                (pending, deferred, queued or running: all the same)
 rejected       the scheduler rejects it (before it was missed)             ``−ρ(true priority) · v_j``
 unfinished     the episode ends first and its deadline lies beyond it      ``+v_j · d_j · f_j``
+               (game version 1: one that never started scores a rejection, ``−ρ(true priority) · v_j``)
 =============  =========================================================  ========================
 
 with the delay factor ``d_j = 1`` for a truly carbon-flexible job and ``max(0.5, 1 − 0.1·(start window −
@@ -116,9 +117,12 @@ def rejected_score(value: float, truth: RequestTruth) -> float:
 
 
 def unfinished_score(value: float, truth: RequestTruth, start_window: int | None, submitted_window: int,
-                     fraction_done: float) -> float:
+                     fraction_done: float, game_version: int = 0) -> float:
+    """A job the horizon interrupts: ``v·d·f`` for the fraction f of its runtime done. One that never started
+    scores 0 in version 0, and a rejection, ``−ρ·v``, from version 1: accepting at the horizon a job that can
+    never start must not pay more than rejecting it (version 0's 0 made that a free +ρ·v)."""
     if start_window is None or fraction_done <= 0.0:
-        return 0.0
+        return 0.0 if game_version == 0 else rejected_score(value, truth)
     return value * delay_factor(truth, start_window, submitted_window) * min(fraction_done, 1.0)
 
 

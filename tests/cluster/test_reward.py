@@ -63,14 +63,13 @@ def test_any_window_sums_give_a_reward_inside_the_range(gain, loss, saved, denom
 
 
 # ---------------------------------------------------------------------- adversarial decision sequences
-_ENV = None
+_ENVS: dict[int, object] = {}
 
 
-def shared_env():
-    global _ENV
-    if _ENV is None:
-        _ENV = dcops.parallel_env()
-    return _ENV
+def shared_env(game_version: int = 0):
+    if game_version not in _ENVS:
+        _ENVS[game_version] = dcops.parallel_env(game_version=game_version)
+    return _ENVS[game_version]
 
 
 def decisions_for(policy: str, view: dict, history: list[str]) -> list[dict]:
@@ -99,8 +98,8 @@ POLICIES = ["accept_all", "reject_all", "defer_all", "accept_many_times", "reacc
             "nonsense_ids", "defer_past_horizon"]
 
 
-def play(seed: int, policies: list[str]) -> tuple[list[float], dict]:
-    env = shared_env()
+def play(seed: int, policies: list[str], game_version: int = 0) -> tuple[list[float], dict]:
+    env = shared_env(game_version)
     _, infos = env.reset(seed=seed)
     rewards, history, w = [], [], 0
     while env.agents:
@@ -122,9 +121,9 @@ def test_every_window_reward_and_the_episode_score_stay_in_range_under_a_fixed_a
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.integers(0, 10_000), st.lists(st.sampled_from(POLICIES), min_size=8, max_size=8))
-def test_every_window_reward_stays_in_range_under_random_mixes_of_adversarial_policies(seed, policies):
-    rewards, episode = play(seed, policies)
+@given(st.integers(0, 10_000), st.lists(st.sampled_from(POLICIES), min_size=8, max_size=8), st.sampled_from([0, 1]))
+def test_every_window_reward_stays_in_range_under_random_mixes_of_adversarial_policies(seed, policies, version):
+    rewards, episode = play(seed, policies, version)
     assert len(rewards) == 8
     assert all(LOW <= r <= HIGH and math.isfinite(r) for r in rewards)
     assert LOW <= episode["score"] <= HIGH
