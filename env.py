@@ -73,8 +73,9 @@ teams, e.g. ones that put instructions in their descriptions to test language-mo
 
 **Versions.** ``game_version=0`` (the default, ``datacenter_ops_v0``) is the game every published table was made
 on. ``game_version=1`` (``datacenter_ops_v1``, ``metadata["name"]``) is the sound game of the integrity issue,
-being built: so far it differs in one rule, that a job accepted but never started by the horizon scores a
-rejection, not 0 (``dcops.cluster.reward``), which closes the last-window accounting trick. It becomes the
+being built: so far a job accepted but never started by the horizon scores a rejection, not 0
+(``dcops.cluster.reward``), which closes the last-window accounting trick, and ``hindsight_bound()`` stops
+HiGHS by a node count instead of wall-clock time, so the bound is the same on every run. It becomes the
 default, with every table regenerated, once the rest of that issue is in.
 """
 

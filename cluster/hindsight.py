@@ -34,8 +34,11 @@ of ``dcops.cluster.reward``, with each step's PUE taken as the window's probe PU
 throughput-optimal schedules. It is the carbon saving of the best-throughput plan, not a bound on carbon alone
 (a scheduler may save more carbon by giving up throughput).
 
-HiGHS stops at a 1 % relative gap or a time limit; the bound reported is its proven dual bound (an upper
-bound on the optimum whatever the gap) and the plan found is reported next to it.
+HiGHS stops at a 1 % relative gap or a limit; the bound reported is its proven dual bound (an upper bound on
+the optimum whatever the gap) and the plan found is reported next to it. The limit is wall-clock time in game
+version 0 (as every published bound was made, so a figure can move between runs) and a node count from
+version 1 (:data:`NODE_LIMIT`: the same figure on every run). In version 1 a job that is not run scores a
+rejection whatever its deadline (``dcops.cluster.reward``).
 """
 
 from __future__ import annotations
@@ -133,6 +136,20 @@ def _pue_by_window(episode: Any) -> NDArray[np.float64]:
     return facility / np.maximum(it, 1e-9)
 
 
+NODE_LIMIT = 64
+"""Branch-and-bound nodes of the throughput stage from game version 1 (the carbon stage gets a quarter): a limit
+on work, not on wall-clock time, so the same episode gives the same bound on any machine under any load. The
+default episodes reach the 1 % gap within 1–7 nodes."""
+
+
+def _solver_limits(game_version: int, time_limit_s: float, node_limit: int) -> dict[str, float]:
+    """HiGHS's stopping rules: version 0 as published (a wall-clock limit, so the figure could move between
+    runs), version 1 a node limit (deterministic)."""
+    if game_version == 0:
+        return {"time_limit": time_limit_s, "mip_rel_gap": MIP_GAP}
+    return {"node_limit": node_limit, "mip_rel_gap": MIP_GAP}
+
+
 def hindsight_bound(episode: Any, budget_kw: NDArray[np.float64] | None = None,
                     time_limit_s: float = 4.0) -> HindsightBound:
     """Solve the MILP of the module docstring for a finished episode (``ClusterEpisode`` after its last window)."""
@@ -162,7 +179,9 @@ def hindsight_bound(episode: Any, budget_kw: NDArray[np.float64] | None = None,
         request, truth, value = job.request, job.truth, job.value
         d = truth.true_deadline_window
         r = job.runtime_steps
-        base = -REJECT_COST[truth.true_priority] * value if d < n else 0.0
+        # Not running it: a rejection, or (version 0 only) 0 for a job due after the horizon, which that version
+        # books as unfinished and never started when it is accepted and left in the queue.
+        base = -REJECT_COST[truth.true_priority] * value if d < n or config.game_version >= 1 else 0.0
         base_total += base
         for start in range(request.submitted_window, n):
             a = start * s_per
@@ -219,7 +238,7 @@ def hindsight_bound(episode: Any, budget_kw: NDArray[np.float64] | None = None,
     integrality = np.ones(m)
     bounds = Bounds(0.0, 1.0)
     first = milp(-gain, constraints=constraints, integrality=integrality, bounds=bounds,
-                 options={"time_limit": time_limit_s, "mip_rel_gap": MIP_GAP})
+                 options=_solver_limits(config.game_version, time_limit_s, NODE_LIMIT))
     if first.x is None:
         return HindsightBound(float("nan"), float("nan"), float("nan"), budget.tolist(), {}, str(first.message),
                               len(ledger.order))
@@ -231,7 +250,7 @@ def hindsight_bound(episode: Any, budget_kw: NDArray[np.float64] | None = None,
     # Stage 2: the most carbon saved among schedules at least as good as the plan found.
     keep = LinearConstraint(gain[None, :], plan - 1e-6 * max(1.0, abs(plan)), np.inf)
     second = milp(-carbon, constraints=[*constraints, keep], integrality=integrality, bounds=bounds,
-                  options={"time_limit": time_limit_s / 4, "mip_rel_gap": MIP_GAP})
+                  options=_solver_limits(config.game_version, time_limit_s / 4, NODE_LIMIT // 4))
     x = second.x if second.x is not None else first.x
     chosen = {columns[k][0]: columns[k][1] for k in np.flatnonzero(x > 0.5)}
     carbon_saved = float(carbon @ (x > 0.5))

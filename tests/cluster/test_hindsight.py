@@ -75,3 +75,42 @@ def test_the_bound_is_at_least_the_value_of_every_baseline_run_that_stays_incide
         assert bound.plan_value <= bound.throughput_value + 1e-6
         if episode["incident_windows"] == 0:
             assert episode["throughput_value"] <= bound.throughput_value + 1e-6
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_version_1_bound_covers_every_incident_free_baseline_run_including_the_last_window_attack(seed):
+    from dcops.agents.schedulers import AcceptAllScheduler
+
+    env = dcops.parallel_env(n_windows=4, team_kinds=("cooperative", "cooperative"), faults=(), game_version=1)
+    bound = None
+    for scheduler in (PriorityThresholdScheduler(), EarliestDeadlineScheduler(), CarbonAwareScheduler(),
+                      AcceptAllScheduler()):
+        _, infos = env.reset(seed=seed)
+        while env.agents:
+            _, _, _, _, infos = env.step({"scheduler": scheduler.decide(infos["scheduler"]["view"])})
+        episode = infos["scheduler"]["episode"]
+        bound = bound or env.hindsight_bound()
+        if episode["incident_windows"] == 0:
+            assert episode["throughput_value"] <= bound.throughput_value + 1e-6
+
+
+def test_the_version_1_bound_is_the_same_on_every_run_whatever_the_machine_load(monkeypatch):
+    import dcops.cluster.hindsight as hindsight
+
+    seen: list[dict] = []
+    solve = hindsight.milp
+
+    def recording_milp(*args, **kwargs):
+        seen.append(dict(kwargs["options"]))
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(hindsight, "milp", recording_milp)
+    env = dcops.parallel_env(n_windows=4, game_version=1)
+    _, infos = env.reset(seed=18)
+    while env.agents:
+        _, _, _, _, infos = env.step({"scheduler": PriorityThresholdScheduler().decide(infos["scheduler"]["view"])})
+    first, second = env.hindsight_bound(), env.hindsight_bound()
+    # Stopped by work done (nodes), never by wall-clock time: nothing the machine's load can change.
+    assert seen and all("time_limit" not in options and options["node_limit"] >= 1 for options in seen)
+    assert (first.throughput_value, first.plan_value, first.carbon_saved_g, first.starts) == \
+        (second.throughput_value, second.plan_value, second.carbon_saved_g, second.starts)
