@@ -74,8 +74,10 @@ teams, e.g. ones that put instructions in their descriptions to test language-mo
 **Versions.** ``game_version=0`` (the default, ``datacenter_ops_v0``) is the game every published table was made
 on. ``game_version=1`` (``datacenter_ops_v1``, ``metadata["name"]``) is the sound game of the integrity issue,
 being built: so far a job accepted but never started by the horizon scores a rejection, not 0
-(``dcops.cluster.reward``), which closes the last-window accounting trick, and ``hindsight_bound()`` stops
-HiGHS by a node count instead of wall-clock time, so the bound is the same on every run. It becomes the
+(``dcops.cluster.reward``), which closes the last-window accounting trick; ``hindsight_bound()`` stops
+HiGHS by a node count instead of wall-clock time, so the bound is the same on every run; and every team words
+its descriptions by one model of the stated fields, with injections on half the injecting team's requests
+(``dcops.agents.teams.base``), so no keyword marks a misreport. It becomes the
 default, with every table regenerated, once the rest of that issue is in.
 """
 

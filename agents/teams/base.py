@@ -26,6 +26,13 @@ team needs (its truth, its honest statements, its number of requests) never depe
 team in **honest mode** (``honest=True``, or its neutral id in ``honest_agents``; see
 :func:`honest_twin_factory`) submits exactly the same jobs with exactly the honest statements, request by
 request: the twin that the evaluation's gaming payoff (``dcops.evaluation``) compares against.
+
+**Descriptions** are the job type's template, prefixed "URGENT, blocking a launch:" when the request claims
+urgency. In game version 0 an honest team claims it for a truly CRITICAL job with no true slack (half the time)
+and a strategic team when it inflates or compresses (half the time), so the word alone marked misreports on job
+types that are never truly CRITICAL. From version 1 every team words its descriptions by one model of the
+stated fields (:meth:`TeamBase.states_urgency`: stated CRITICAL with no stated slack, half the time, from a
+stream of its own), so a description says nothing the stated fields do not.
 """
 
 from __future__ import annotations
@@ -121,6 +128,10 @@ class TeamBase:
         self.rng = rng
         self.tactic_rng = rng.spawn(1)[0]
         self.config = config
+        self.game_version = int(getattr(config, "game_version", 0))
+        # Version 1 words urgency from the stated fields alone, with draws of a stream of its own (module
+        # docstring); spawning does not advance the job stream, and version 0 spawns nothing more.
+        self.description_rng = rng.spawn(1)[0] if self.game_version >= 1 else None
         self.profile = TeamProfile.draw(rng)
         self.history = []
         self.honest_mode = self.honest or team_id in self.honest_agents
@@ -203,9 +214,19 @@ class TeamBase:
                                                   hours=f"{stated['duration_h']:g}")
         return "URGENT, blocking a launch: " + description if stated["urgent"] else description
 
+    def states_urgency(self, window: int, stated: dict[str, Any]) -> bool:
+        """Version 1's description model, the same for every team: a request *stated* CRITICAL with no
+        deadline slack left by its *stated* duration is described as urgent half the time. What the text says
+        is then a function of the stated fields (and a coin), never of the truth or of the team's tactics."""
+        assert self.description_rng is not None
+        no_slack = stated["deadline_window"] <= stated_earliest_window(window, stated["duration_h"], self.config)
+        return stated["priority"] == int(Priority.CRITICAL) and no_slack and self.description_rng.random() < 0.5
+
     def build(self, draft: Draft, window: int, stated: dict[str, Any], tactics: set[str], request_id: str) -> Submission:
         job_type = draft.job_type
         hours = stated["duration_h"]
+        if self.game_version >= 1:
+            stated["urgent"] = self.states_urgency(window, stated)
         description = self.describe_request(draft, stated, request_id)
         request = Request(
             request_id=request_id, team=self.team_id, job_type=job_type.name, description=description, kw=draft.kw,
