@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dcops.evaluation.cluster_report",
     "dcops.evaluation.commands",
     "dcops.evaluation.llm_commands",
+    "dcops.evaluation.integrity",
     "dcops.training.cooling.commands",
     "dcops.training.scheduler.commands",
     "dcops.training.marl.commands",
