@@ -57,6 +57,11 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "--seeds", type=int, default=None, help="number of seeds, 0..N-1 (default 20; 3 with --quick)"
     )
     parser.add_argument("--n-windows", type=int, default=8, help="admission windows per episode (default 8)")
+    parser.add_argument("--game-version", type=int, default=0,
+                        help="datacenter_ops version (default 0, every published table; 1: the sound game)")
+    parser.add_argument("--seed-key", default=None,
+                        help="hex secret keying the episodes' seeds (dcops.boundary): default none for version 0; "
+                             "for version 1 the run's own, drawn at its first invocation and kept in run.json")
     parser.add_argument(
         "--reference", default=DEFAULT_REFERENCE, help="reference scheduler of the paired comparisons"
     )
@@ -104,12 +109,17 @@ def _run(args: argparse.Namespace) -> int:
     mixes = _csv(args.mixes) if args.mixes else list(MIXES)
     conditions = _csv(args.conditions) if args.conditions else list(CONDITIONS)
     seeds = list(range(n_seeds))
-    try:
-        cells = build_matrix(schedulers, mixes, conditions, seeds, args.n_windows)
-    except ValueError as error:
-        raise SystemExit(f"--mixes/--conditions/--schedulers: {error}") from None
+    from dcops.cluster.config import GAME_VERSIONS
+
+    if args.game_version not in GAME_VERSIONS:
+        raise SystemExit(f"--game-version: must be one of {GAME_VERSIONS}, got {args.game_version}")
     name = args.name or ("quick" if args.quick else "default")
     out = Path(args.out) / name
+    seed_key = _seed_key(args, out / "run.json")
+    try:
+        cells = build_matrix(schedulers, mixes, conditions, seeds, args.n_windows, args.game_version, seed_key)
+    except ValueError as error:
+        raise SystemExit(f"--mixes/--conditions/--schedulers: {error}") from None
     executor = "ray" if args.ray else ("serial" if args.serial else "local")
     store = CellStore(out / "cells.jsonl")
     print(f"dcops eval: {len(cells)} cells -> {out} ({executor}, {args.workers} workers)", file=sys.stderr)
@@ -136,6 +146,8 @@ def _run(args: argparse.Namespace) -> int:
         "conditions": conditions,
         "seeds": seeds,
         "n_windows": args.n_windows,
+        "game_version": args.game_version,
+        "seed_key": seed_key,
         "executor": executor,
         "workers": args.workers,
         "wall_s": wall,
@@ -151,6 +163,28 @@ def _run(args: argparse.Namespace) -> int:
     print((out / "headline.md").read_text())
     print(f"{len(cells)} cells in {wall:.0f} s; wrote " + ", ".join(str(p) for p in paths))
     return 0
+
+
+def _seed_key(args: argparse.Namespace, run_json: Any) -> str:
+    """The run's seed key: ``--seed-key``; else, from game version 1, the key an earlier invocation of this run
+    recorded (so that it resumes) or a fresh one; none for version 0. A policy never receives it: it reaches
+    only the environment's reset, and the report records it once the run is written."""
+    import json
+    import secrets
+
+    if args.seed_key is not None:
+        try:
+            bytes.fromhex(args.seed_key)
+        except ValueError:
+            raise SystemExit(f"--seed-key: must be hexadecimal, got {args.seed_key!r}") from None
+        return args.seed_key.lower()
+    if args.game_version == 0:
+        return ""
+    try:
+        recorded = json.loads(run_json.read_text()).get("seed_key")
+    except (OSError, ValueError):
+        recorded = None
+    return recorded or secrets.token_hex(16)
 
 
 def _previous_invocations(path: Any) -> list[dict[str, Any]]:
@@ -179,6 +213,7 @@ def _argv(args: argparse.Namespace) -> list[str]:
     return (
         out
         + ["--n-windows", str(args.n_windows), "--workers", str(args.workers)]
+        + (["--game-version", str(args.game_version)] if args.game_version else [])
         + (["--ray"] if args.ray else [])
     )
 

@@ -88,13 +88,36 @@ class Cell:
     condition: str
     seed: int
     n_windows: int = 8
+    game_version: int = 0
+    seed_key: str = ""
+    """The run's secret (hex): the episode is reset with ``dcops.boundary.private_seed(key, seed)``, so that
+    the public seed cannot be fingerprinted and replayed by a policy; empty (game version 0, as every published
+    table) resets with the seed itself."""
 
     @property
     def cell_id(self) -> str:
-        return f"{self.scheduler}|{self.mix}|{self.condition}|{self.seed}|w{self.n_windows}"
+        base = f"{self.scheduler}|{self.mix}|{self.condition}|{self.seed}|w{self.n_windows}"
+        if self.game_version:
+            base += f"|v{self.game_version}"
+        if self.seed_key:
+            base += f"|k{self.seed_key[:8]}"
+        return base
+
+    @property
+    def env_seed(self) -> int:
+        """The seed the cell's episodes are reset with (the honest twins and the bound use the same)."""
+        if not self.seed_key:
+            return self.seed
+        from dcops.boundary import private_seed
+
+        return private_seed(bytes.fromhex(self.seed_key), self.seed)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        row = asdict(self)
+        for name, default in (("game_version", 0), ("seed_key", "")):  # v0 rows keep their published columns
+            if row[name] == default:
+                del row[name]
+        return row
 
 
 def env_config(mix: str, condition: str, n_windows: int = 8) -> dict[str, Any]:
@@ -116,6 +139,8 @@ def build_matrix(
     conditions: Sequence[str] = tuple(CONDITIONS),
     seeds: Sequence[int] = DEFAULT_SEEDS,
     n_windows: int = 8,
+    game_version: int = 0,
+    seed_key: str = "",
 ) -> list[Cell]:
     """Every cell; the bound row once per (condition, seed) when ``hindsight_bound`` is among the
     schedulers."""
@@ -128,13 +153,13 @@ def build_matrix(
     if len(set(schedulers)) != len(schedulers):
         raise ValueError(f"schedulers: duplicate names in {list(schedulers)}")
     cells = [
-        Cell(BOUND, ALL_MIXES, c, int(seed), n_windows)
+        Cell(BOUND, ALL_MIXES, c, int(seed), n_windows, game_version, seed_key)
         for c in conditions
         for seed in seeds
         if BOUND in schedulers
     ]
     return cells + [
-        Cell(s, m, c, int(seed), n_windows)
+        Cell(s, m, c, int(seed), n_windows, game_version, seed_key)
         for m in mixes
         for c in conditions
         for seed in seeds

@@ -178,10 +178,23 @@ def _matrix_text(data: dict[str, Any], meta: dict[str, Any]) -> str:
         f"{len(data['runs'])} scheduler cells, each with one honest-twin episode per gaming team, and "
         f"{len(data['bounds'])} hindsight bounds. Mixes and conditions are defined in "
         "`dcops/evaluation/matrix.py`, metrics in `dcops/evaluation/runner.py`, statistics in "
-        "`dcops/evaluation/analysis.py`. The hindsight bound is HiGHS's proven dual bound under the 4 s time "
-        "limit of `dcops.cluster.hindsight`, so under machine load it can move by a fraction of a percent "
-        "between runs; every other figure is deterministic given the seeds." + _llm_note(data, meta)
+        "`dcops/evaluation/analysis.py`. " + _version_text(meta) + _llm_note(data, meta)
     )
+
+
+def _version_text(meta: dict[str, Any]) -> str:
+    """What the game version makes of the seeds and the bound (``dcops eval --game-version``)."""
+    version = int(meta.get("game_version", 0))
+    if version == 0:
+        return ("Game `datacenter_ops_v0`. The hindsight bound is HiGHS's proven dual bound under the 4 s time "
+                "limit of `dcops.cluster.hindsight`, so under machine load it can move by a fraction of a percent "
+                "between runs; every other figure is deterministic given the seeds.")
+    key = meta.get("seed_key") or ""
+    keyed = (f" Episodes are reset with `dcops.boundary.private_seed(key, seed)`, key `{key}` (the run's own, "
+             "never given to a policy), so a policy cannot recognise a public seed and replay it."
+             if key else "")
+    return (f"Game `datacenter_ops_v{version}`. The hindsight bound stops at a node limit, not a time limit, so "
+            f"every figure is deterministic given the seeds and the key.{keyed}")
 
 
 def _llm_note(data: dict[str, Any], meta: dict[str, Any]) -> str:

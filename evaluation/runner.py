@@ -93,7 +93,7 @@ def _config_kinds(mix: str) -> tuple[tuple[str, ...], dict[str, str]]:
 
 def make_env(cell: Cell, honest_agents: frozenset[str] = frozenset()) -> Any:
     """The env of a cell's (mix, condition), with ``honest_agents`` in honest mode (cached per process)."""
-    key = (cell.mix, cell.condition, cell.n_windows, honest_agents)
+    key = (cell.mix, cell.condition, cell.n_windows, cell.game_version, honest_agents)
     if key not in _ENVS:
         import dcops
         from dcops.agents.teams import honest_twin_factory, make_team
@@ -105,6 +105,7 @@ def make_env(cell: Cell, honest_agents: frozenset[str] = frozenset()) -> Any:
         _ENVS[key] = dcops.parallel_env(
             team_factory=factory,
             team_kinds=config_kinds,
+            game_version=cell.game_version,
             **env_config(cell.mix, cell.condition, cell.n_windows),
         )
     return _ENVS[key]
@@ -131,7 +132,7 @@ def play(
 
     env = make_env(cell, honest_agents)
     policy = CountingPolicy(_policy(scheduler or cell.scheduler))
-    summary = run_episode(policy, cell.seed, env=env)
+    summary = run_episode(policy, cell.env_seed, env=env)  # the policy is told neither seed nor key
     cfg = env.config
     truth = env.episode_truth()
     kinds = {agent: team.kind for agent, team in env.teams.items()}
