@@ -7,7 +7,8 @@ runtime before their audit, the teams' kinds and tactics, future arrivals, the f
 and drifts, and true temperatures that the sensors report with an error.
 
 Two mechanisms enforce it at the boundary between an environment and a policy that is not in the same
-process (the server's HTTP, WebSocket and MCP replies; ``dcops eval`` when it is given a secret):
+process (the server's HTTP, WebSocket and MCP replies; ``dcops eval --game-version 1``, whose runs each
+draw a key of their own):
 
 - **Keyed seeds** (:func:`private_seed`). Everything private comes from the environment's random streams, and
   those are seeded by ``private_seed(secret, seed)``, not by the public ``seed`` a client is told. Replaying
