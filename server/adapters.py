@@ -383,6 +383,9 @@ class ClusterOptions(_Options):
     power_cap_kw: float | None = Field(default=None, gt=0.0, le=100_000.0)
     faults: Literal["random", "none"] | None = Field(default=None, description="random faults or none")
     cooling: Literal["ppo", "rule", "pid"] | None = None
+    game_version: Literal[0, 1] | None = Field(
+        default=None, description="0: datacenter_ops_v0 (default, every published table); 1: the sound game"
+    )
 
 
 class ClusterAdapter(Adapter):
@@ -395,7 +398,7 @@ class ClusterAdapter(Adapter):
     options_model = ClusterOptions
     action_adapter = TypeAdapter(ClusterAction)
     baseline_name = "greedy-fits (accept what fits now within the power headroom, defer the rest)"
-    env_option_names = ("n_windows", "climate", "grid_region", "power_cap_kw", "faults", "cooling")
+    env_option_names = ("n_windows", "climate", "grid_region", "power_cap_kw", "faults", "cooling", "game_version")
 
     def make_env(self, task: str, options: dict[str, Any]) -> gym.Env:
         config = {k: v for k, v in options.items() if k in self.env_option_names}

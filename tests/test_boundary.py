@@ -119,3 +119,13 @@ def test_an_incident_names_the_limit_crossed_never_the_true_inlet():
     # The evaluator still has the true figure, after the fact.
     detail = env.episode.window_scores[0].as_dict()["incident_detail"]
     assert len(detail) == 1 and float(re.search(r"([\d.]+) °C above", detail[0]).group(1)) > 27.0
+
+
+def test_a_client_can_play_the_version_1_game_and_gets_its_name(client):
+    reply = client.post("/reset", json={"task": "cluster/operations", "seed": 2,
+                                        "options": {"game_version": 1, "n_windows": 2}}).json()
+    headers = {"X-Session-Id": reply["session_id"]}
+    assert client.app.state.sessions.get(reply["session_id"]).episode.env.unwrapped.parallel.metadata["name"] == \
+        "datacenter_ops_v1"
+    bad = client.post("/reset", json={"task": "cluster/operations", "options": {"game_version": 7}}, headers=headers)
+    assert bad.status_code == 422 and bad.json()["field"].startswith("options.game_version")
