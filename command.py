@@ -3,7 +3,8 @@
 
 A feature (training, evaluation, the server, the benchmarks) lists its sub-commands as ``COMMANDS`` in a light
 module of its own, above the domain layers: argparse declarations only, the heavy imports inside ``run``.
-``dcops.cli`` collects those modules; neither side imports the other, both import this one.
+``dcops.cli`` collects those modules; neither side imports the other, both import this one. The one output
+helper those commands share, :func:`print_and_write`, lives here too.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -21,3 +23,12 @@ class Command:
     help: str
     add_arguments: Callable[[argparse.ArgumentParser], None]
     run: Callable[[argparse.Namespace], int]
+
+
+def print_and_write(text: str, out: str | Path | None) -> None:
+    """Print a command's markdown and, unless ``out`` is empty, write it there (folders made as needed)."""
+    text = text.rstrip("\n")
+    print(text)
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(text + "\n")

@@ -185,7 +185,7 @@ def resolve_array(
     report = InvalidReport(overflow=list(overflow_ids))
     chosen: dict[str, Decision] = {}
     n_codes = 2 + max_defer
-    problem = _array_problem(action, max_slots)
+    values, problem = _codes(action, max_slots)
     if problem is not None:
         report.malformed.append(f"action must be {max_slots} integer codes in [0, {n_codes - 1}] "
                                 f"(shape ({max_slots},)), got {problem}")
@@ -193,7 +193,6 @@ def resolve_array(
         excused = set(slot_ids) | set(overflow_ids)
         return _complete(chosen, list(slot_ids) + list(overflow_ids), report, window, n_windows, excused)
     excused = set(overflow_ids)
-    values = np.asarray(action, dtype=np.float64).tolist()
     for slot, request_id in enumerate(slot_ids):
         code = values[slot]
         if not math.isfinite(code) or code != math.floor(code) or not 0 <= code < n_codes:
@@ -221,19 +220,19 @@ def max_entries(n_pending: int) -> int:
     return 16 * n_pending + 1024
 
 
-def _array_problem(action: Any, max_slots: int) -> str | None:
-    """Why ``action`` is not a vector of ``max_slots`` real numbers (None if it is one). Only integer and
-    real dtypes pass: booleans, complex numbers, strings and objects are not codes, and any other shape,
-    (48, 1) or (6, 8) too, is refused rather than flattened."""
+def _codes(action: Any, max_slots: int) -> tuple[list[float], str | None]:
+    """``action`` as ``max_slots`` floats, or why it is not such a vector. Only integer and real dtypes pass:
+    booleans, complex numbers, strings and objects are not codes, and any other shape, (48, 1) or (6, 8) too,
+    is refused rather than flattened."""
     try:
         array = np.asarray(action)
     except (TypeError, ValueError):
-        return f"an unreadable {type(action).__name__}"
+        return [], f"an unreadable {type(action).__name__}"
     if array.dtype.kind not in "iuf":
-        return f"dtype {array.dtype}"
+        return [], f"dtype {array.dtype}"
     if array.shape != (max_slots,):
-        return f"shape {array.shape}"
-    return None
+        return [], f"shape {array.shape}"
+    return array.astype(np.float64).tolist(), None
 
 
 def _complete(

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from dcops.command import Command
+from dcops.command import Command, print_and_write
 
 EVAL_SEEDS = tuple(range(10))
 """Seeds of every published cooling figure (tuning uses 1000+)."""
@@ -199,20 +199,12 @@ def plot_episode(trace: list[dict[str, Any]], title: str, path: Path) -> None:
 
 
 def _run_baselines(args: argparse.Namespace) -> int:
-    table, _ = baseline_table(tuple(range(args.seeds)))
-    print(table)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(table + "\n")
+    print_and_write(baseline_table(tuple(range(args.seeds)))[0], args.out)
     return 0
 
 
 def _run_annual(args: argparse.Namespace) -> int:
-    table, _ = annual_pue_table()
-    print(table)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(table + "\n")
+    print_and_write(annual_pue_table()[0], args.out)
     return 0
 
 

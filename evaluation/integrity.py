@@ -18,12 +18,11 @@ these same functions; this module prints the figures README quotes.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dcops.command import Command
+from dcops.command import Command, print_and_write
 
 BASELINE_NAMES = ("priority_threshold", "earliest_deadline", "carbon_greedy")
 DESCRIPTION_TEAMS = ("cooperative", "cooperative", "strategic", "adaptive", "injecting")
@@ -158,11 +157,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     if args.seeds < 1 or args.description_seeds < 1:
         raise SystemExit("--seeds and --description-seeds: must be >= 1")
-    text = report(args.seeds, args.description_seeds)
-    print(text)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text)
+    print_and_write(report(args.seeds, args.description_seeds), args.out)
     return 0
 
 

@@ -39,6 +39,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from dcops.boundary import private_seed
+
 DEFAULT_SEEDS: tuple[int, ...] = tuple(range(20))
 """Seeds of the full evaluation (fixed; the report lists them)."""
 
@@ -108,8 +110,6 @@ class Cell:
         """The seed the cell's episodes are reset with (the honest twins and the bound use the same)."""
         if not self.seed_key:
             return self.seed
-        from dcops.boundary import private_seed
-
         return private_seed(bytes.fromhex(self.seed_key), self.seed)
 
     def as_dict(self) -> dict[str, Any]:

@@ -92,6 +92,8 @@ class Adapter:
     action_adapter: ClassVar[TypeAdapter]
     baseline_name: ClassVar[str]
     env_option_names: ClassVar[tuple[str, ...]] = ()
+    env_defaults: ClassVar[dict[str, Any]] = {}
+    """Environment arguments the family always passes (not client options)."""
 
     # ---- options and construction
     def parse_options(self, options: dict[str, Any]) -> dict[str, Any]:
@@ -104,7 +106,7 @@ class Adapter:
 
     def make_env(self, task: str, options: dict[str, Any]) -> gym.Env:
         config = {k: v for k, v in options.items() if k in self.env_option_names}
-        return registry.make_env(task, **config)
+        return registry.make_env(task, **self.env_defaults, **config)
 
     def reset(self, episode: Episode, seed: int | None) -> None:
         reset_options = {k: v for k, v in episode.options.items() if k not in self.env_option_names}
@@ -170,11 +172,8 @@ class CoolingAdapter(Adapter):
     action_adapter = TypeAdapter(CoolingAction)
     baseline_name = "rule (tuned rule-based controller)"
     env_option_names = ("n_steps", "climate", "grid_region", "start_jitter_days")
-
-    def make_env(self, task: str, options: dict[str, Any]) -> gym.Env:
-        # With its diagnostics, which the session withholds until the episode ends (dcops.boundary).
-        config = {k: v for k, v in options.items() if k in self.env_option_names}
-        return registry.make_env(task, diagnostics=True, **config)
+    # With its diagnostics, which the session withholds from the client until the episode ends (dcops.boundary).
+    env_defaults = {"diagnostics": True}
 
     def parse_action(self, episode: Episode, action: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         if isinstance(action, dict) and "setpoints" not in action:

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from dcops.boundary import private_seed, split_info
+from dcops.boundary import DIAGNOSTIC_INFO_KEYS, private_seed, split_info
 from dcops.server.adapters import ActionError, Episode, adapter_for
 from dcops.server.serialize import to_jsonable
 from dcops.server.store import EpisodeStore
@@ -136,7 +136,7 @@ class Session:
         episode.observation = episode.adapter.observe(episode, obs, info)
         public = self._public_info(episode, info)
         extra: dict[str, Any] = {"action": canonical, "truncated": bool(truncated)}
-        if episode.done:  # the evaluator diagnostics of the whole episode, once it can no longer be played
+        if episode.done and episode.diagnostics:  # the withheld diagnostics, once the episode can't be played
             extra["diagnostics"] = {"reset": episode.diagnostics[0], "steps": episode.diagnostics[1:]}
         if self.store is not None:
             self.store.record_step(self.uid, episode.step_count, canonical, episode.observation, float(reward),
@@ -186,7 +186,10 @@ class Session:
     @staticmethod
     def _public_info(episode: Episode, info: dict[str, Any]) -> dict[str, Any]:
         """What a client is told of ``info`` (``dcops.boundary``); the diagnostics are kept for the end."""
-        public, diagnostics = split_info(episode.adapter.family, info)
+        family = episode.adapter.family
+        if not DIAGNOSTIC_INFO_KEYS[family]:  # nothing to withhold (cluster, queue, placement)
+            return episode.adapter.public_info(info)
+        public, diagnostics = split_info(family, info)
         episode.diagnostics.append(to_jsonable(diagnostics))
         return episode.adapter.public_info(public)
 

@@ -129,3 +129,10 @@ def test_a_client_can_play_the_version_1_game_and_gets_its_name(client):
         "datacenter_ops_v1"
     bad = client.post("/reset", json={"task": "cluster/operations", "options": {"game_version": 7}}, headers=headers)
     assert bad.status_code == 422 and bad.json()["field"].startswith("options.game_version")
+
+
+def test_a_family_with_nothing_to_withhold_gets_no_diagnostics_block(client):
+    reply = client.post("/reset", json={"task": "cluster/operations", "seed": 1, "options": {"n_windows": 1}}).json()
+    final = client.post("/step", json={"action": {"decisions": []}},
+                        headers={"X-Session-Id": reply["session_id"]}).json()
+    assert final["done"] and "diagnostics" not in final["metadata"]
