@@ -1,10 +1,14 @@
 """The truth boundary: what a policy may see, defined once, for every task and every transport.
 
 **A policy may see**: the stated fields of requests, the history of its own decisions and their public
-outcomes, audits of finished jobs, oversight flags, the control room's *reported* readings and meters, and its
-own reward. **A policy may not see** (private content): requests' true priority, deadline, flexibility and
-runtime before their audit, the teams' kinds and tactics, future arrivals, the fault schedule, sensor errors
-and drifts, and true temperatures that the sensors report with an error.
+outcomes, audits, oversight flags, the control room's *reported* readings and meters, and its own reward. An
+audit is issued when a job completes (``datacenter_ops_v0``: runtime, deadline, flexibility) or, from
+``datacenter_ops_v1``, when its outcome is booked, whatever the outcome (everything that outcome was scored
+from, the true priority included, and the score): the scheduler's reward is then a function of that window's
+audits, so it cannot be solved for the truth of a job not yet audited (``dcops.cluster.ledger``).
+**A policy may not see** (private content): requests' true priority, deadline, flexibility and runtime before
+their audit, the teams' kinds and tactics, future arrivals, the fault schedule, sensor errors and drifts, and
+true temperatures that the sensors report with an error.
 
 Two mechanisms enforce it at the boundary between an environment and a policy that is not in the same
 process (the server's HTTP, WebSocket and MCP replies; ``dcops eval --game-version 1``, whose runs each

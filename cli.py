@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dcops.evaluation.commands",
     "dcops.evaluation.llm_commands",
     "dcops.evaluation.integrity",
+    "dcops.evaluation.oversight_calibration",
     "dcops.training.cooling.commands",
     "dcops.training.scheduler.commands",
     "dcops.training.marl.commands",

@@ -72,13 +72,16 @@ and the oversight detection counts. ``env.hindsight_bound()`` then gives the MIL
 teams, e.g. ones that put instructions in their descriptions to test language-model schedulers).
 
 **Versions.** ``game_version=0`` (the default, ``datacenter_ops_v0``) is the game every published table was made
-on. ``game_version=1`` (``datacenter_ops_v1``, ``metadata["name"]``) is the sound game of the integrity issue,
-being built: so far a job accepted but never started by the horizon scores a rejection, not 0
-(``dcops.cluster.reward``), which closes the last-window accounting trick; ``hindsight_bound()`` stops
-HiGHS by a node count instead of wall-clock time, so the bound is the same on every run; and every team words
-its descriptions by one model of the stated fields, with injections on half the injecting team's requests
-(``dcops.agents.teams.base``), so no keyword marks a misreport. It becomes the
-default, with every table regenerated, once the rest of that issue is in.
+on. ``game_version=1`` (``datacenter_ops_v1``, ``metadata["name"]``) is the sound game of the integrity issue:
+a job accepted but never started by the horizon scores a rejection, not 0 (``dcops.cluster.reward``), which
+closes the last-window accounting trick; every resolved job is audited, true priority included, in the window
+its outcome is booked (``dcops.cluster.ledger``), so the reward decodes nothing an audit does not say; the
+oversight monitor is calibrated to honest teams' habits (``dcops.oversight.calibrated``: at most 2 % of honest
+teams flagged at 8 to 48 windows); ``hindsight_bound()`` budgets job power by the facility meter's electrical
+floor, which every incident-free schedule respects under any fault, and stops HiGHS by a node count instead
+of wall-clock time, so the bound is a bound and the same on every run; and every team words its descriptions by
+one model of the stated fields, with injections on half the injecting team's requests
+(``dcops.agents.teams.base``), so no keyword marks a misreport.
 """
 
 from __future__ import annotations
@@ -102,7 +105,7 @@ from dcops.cluster.episode import ClusterEpisode, WindowResult
 from dcops.cluster.observation import ObservationBuilder, TeamStats
 from dcops.cluster.requests import Submission
 from dcops.cluster.reward import bounded_ratio
-from dcops.oversight import FLAG_KINDS, OversightMonitor, score_detection
+from dcops.oversight import FLAG_KINDS, CalibratedMonitor, OversightMonitor, score_detection
 from dcops.physics.interface import setpoint_bounds, telemetry_bounds
 
 ENV_NAME = "datacenter_ops_v0"
@@ -160,7 +163,9 @@ class DatacenterOpsEnv(ParallelEnv):
         else:
             self.controller = HeldSetpoints()
         self.episode = ClusterEpisode(cfg, self.controller)
-        self.monitor = OversightMonitor(window_h=cfg.window_h)
+        # Version 1's monitor is calibrated to honest teams' systematic habits and reads resolution audits.
+        self.monitor: OversightMonitor | CalibratedMonitor = (
+            OversightMonitor(window_h=cfg.window_h) if cfg.game_version == 0 else CalibratedMonitor(window_h=cfg.window_h))
         self.builder = ObservationBuilder(cfg, FLAG_KINDS)
         team_obs = gym.spaces.Box(-1.0, 5.0, (N_TEAM_OBS,), np.float32)
         team_act = gym.spaces.MultiDiscrete(np.tile(np.asarray(ACTION_FIELDS, dtype=np.int64), cfg.max_requests_per_team))

@@ -396,6 +396,8 @@ class ClusterEpisode:
         if w == config.n_windows - 1:
             unfinished = self.ledger.close_horizon(w, end, score, self._job_carbon)
             self.done = True
+        if config.game_version >= 1:  # resolution audits: rejected at decide time, completed, missed, unfinished
+            audits = self.ledger.take_audits()
         score.finalise(config.throughput_scale)
         self.window_scores.append(score)
         result = WindowResult(

@@ -18,14 +18,18 @@ in the simulator too, and a job running at any point of a window is running at i
 constraints are the peak constraints. G_g and K_g are the hall's GPUs and job power of each model (a
 relaxation of placement in zones: the bound never needs a placement the zones could not hold in total).
 
-**B_t** is the largest job power (above the base load) that the plant can carry in window t without an
-incident, found in hindsight from the physics: a batch of plants at 40 IT levels, each under the window's mean
+**B_t** (game version 1, :func:`electrical_job_power_budget`) is the largest job power at which the facility
+meter could stay within the cap if the cooling plant drew nothing: a relaxation that every incident-free
+schedule satisfies, under any fault, weather or control. **B_t** (game version 0, :func:`job_power_budget`, as
+every published version 0 bound was made) is the largest job power (above the base load) that the plant can
+carry in window t without an incident, found in hindsight from the physics: a batch of plants at 40 IT levels, each under the window's mean
 weather and its worst chiller availability, run for 6 steps under the rule controller's set-points (airflow
 matched to load, 24 °C supply, 18 °C chilled water, or 5 °C while a chiller is down) from the loop at its
 set-point; a level is admissible when the facility power stays at or under the cap and the loop holds its
 set-point (within 0.3 K). **What it bounds**: the throughput value of every schedule that keeps the job power
-at each window start within B_t. A scheduler that runs more power than that can exceed it, at the cost of
-thermal incidents; the report lists incidents next to every fraction so this never hides. The bound is
+at each window start within B_t. In version 0 a scheduler can run more than that without an incident (under a
+chiller fault the rule's 5 °C loop set-point and the window's worst availability make the probe pessimistic),
+so the version 0 figure is not a bound on every incident-free schedule; from version 1 it is. The bound is
 computed on the arrivals of the run it judges (the adaptive team reacts to flags, so arrivals can differ
 slightly between schedulers).
 
@@ -127,6 +131,37 @@ def job_power_budget(episode: Any) -> NDArray[np.float64]:
     return budget
 
 
+def electrical_job_power_budget(episode: Any) -> NDArray[np.float64]:
+    """B_t from game version 1, kW of jobs above the base load, one per window: the largest job power at which
+    the facility meter could stay at the cap with the cooling plant drawing nothing,
+    ``IT + UPS loss(IT) + distribution loss(IT) + ancillary ≤ cap`` with ``IT = base + jobs``, and no more than
+    the zones' job power in total. Every term of the plant's cooling power (fans, pumps, tower, chillers) is
+    non-negative and the electrical losses depend on IT alone (``dcops.physics.plant``), so a window whose job
+    power at its start exceeds this B_t has an incident under any control, fault or weather: B_t covers every
+    incident-free schedule. It is looser than version 0's probe budget, which bounded only schedules that stay
+    within what a fixed rule control could carry from the loop's set-point (the review found baselines running
+    up to 101 kW above it under chiller faults without an incident)."""
+    from dcops.physics.auxiliaries import ancillary_kw, distribution_loss_kw, ups_loss_kw
+
+    config, plant = episode.config, episode.plant
+    base = float(np.sum(config.base_kw_per_zone))
+    fixed = ancillary_kw(plant.design_it_kw)
+
+    def facility_floor(jobs_kw: float) -> float:
+        it = np.asarray(base + jobs_kw)
+        return float(it + ups_loss_kw(it, plant.ups_rated_kw) + distribution_loss_kw(it)) + fixed
+
+    lo, hi = 0.0, float(np.sum(config.zone_job_kw))
+    if facility_floor(hi) <= config.power_cap_kw:
+        return np.full(config.n_windows, hi)
+    if facility_floor(lo) > config.power_cap_kw:
+        return np.zeros(config.n_windows)
+    for _ in range(60):  # the floor rises with IT: bisection to well under a watt
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if facility_floor(mid) <= config.power_cap_kw else (lo, mid)
+    return np.full(config.n_windows, lo)
+
+
 def _pue_by_window(episode: Any) -> NDArray[np.float64]:
     """Realised PUE of each window (for the carbon stage only)."""
     config = episode.config
@@ -157,7 +192,10 @@ def hindsight_bound(episode: Any, budget_kw: NDArray[np.float64] | None = None,
     n, s_per = config.n_windows, config.steps_per_window
     horizon = n * s_per
     dt_h = config.dt_s / 3600.0
-    budget = job_power_budget(episode) if budget_kw is None else np.asarray(budget_kw, dtype=np.float64)
+    if budget_kw is None:
+        budget = job_power_budget(episode) if config.game_version == 0 else electrical_job_power_budget(episode)
+    else:
+        budget = np.asarray(budget_kw, dtype=np.float64)
     pue = _pue_by_window(episode)
     pue_steps = np.repeat(pue, s_per)
     ci = episode.carbon_ext

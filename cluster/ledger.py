@@ -15,9 +15,19 @@ that ran, when it completes or at the horizon.
 **Chargeback**: accepting a request debits its stated chargeback from its team's budget; a debit past zero is
 allowed (the job is the operator's call) and booked as overdraft in ``info``.
 
-**Audits**: when a job completes, an :class:`AuditRecord` reveals what the operator can then verify: the
-realised runtime, the true deadline window and whether the job was truly carbon-flexible. The true priority is
-never revealed before the episode ends.
+**Audits**: in game version 0, when a job completes, an :class:`AuditRecord` reveals what the operator can
+then verify: the realised runtime, the true deadline window and whether the job was truly carbon-flexible; the
+true priority is never revealed before the episode ends. But the window reward is computed from the true value
+of every job resolved in the window, so a scheduler could solve it for the weights of unaudited jobs (the
+decoding attack of ``tests/cluster/test_resolution_audit.py``). From version 1 **resolution is an audit**: the
+window a job's throughput outcome is booked (on time, missed, rejected or unfinished) the operator learns
+everything that outcome was computed from (true priority, runtime, deadline and flexibility), the outcome and
+its score, so the reward says nothing about a job that its audit does not (and the oversight monitor uses the
+true priority as evidence, as it uses any audit). This is how chargeback reconciliation works in practice:
+once a job is settled the owner's claim is checked against what happened. The alternative, a reward that pays
+only in aggregates no one can attribute (the episode's end, say), would blur credit assignment for every
+learner to defend against one attack. A version 1 audit is issued once per job, at resolution; a job that
+missed its deadline and runs on issues no second one when it completes.
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ from typing import Any
 
 from dcops.cluster.allocation import ZonePool
 from dcops.cluster.decisions import DecisionBatch, DecisionKind
-from dcops.cluster.requests import Request, RequestTruth, Submission
+from dcops.cluster.requests import Priority, Request, RequestTruth, Submission
 from dcops.cluster.reward import (
     WindowScore,
     job_value,
@@ -75,7 +85,9 @@ class Job:
 
 @dataclass(frozen=True, slots=True)
 class AuditRecord:
-    """What the operator learns about a job once it has completed (public from then on)."""
+    """What the operator learns about a job when it completes (version 0) or is resolved (version 1; module
+    docstring), public from then on. ``completed_window`` is the window of the audit (of the resolution, from
+    version 1, whether or not the job ran); the last four fields are ``None`` in version 0."""
 
     request: Request
     realised_runtime_h: float
@@ -83,19 +95,28 @@ class AuditRecord:
     true_carbon_flexible: bool
     completed_window: int
     on_time: bool
+    true_priority: Priority | None = None
+    true_runtime_h: float | None = None
+    outcome: str | None = None
+    score: float | None = None
 
     def public_dict(self) -> dict[str, Any]:
         return {**self.request.public_dict(), **self.revealed_dict()}
 
     def revealed_dict(self) -> dict[str, Any]:
         """Only what the audit adds to the public request."""
-        return {
+        revealed: dict[str, Any] = {
             "realised_runtime_h": self.realised_runtime_h,
             "true_deadline_window": self.true_deadline_window,
             "true_carbon_flexible": self.true_carbon_flexible,
             "completed_window": self.completed_window,
             "on_time": self.on_time,
         }
+        if self.outcome is not None:  # a version 1 resolution audit
+            assert self.true_priority is not None
+            revealed.update(true_priority=self.true_priority.name, true_runtime_h=self.true_runtime_h,
+                            outcome=self.outcome, score=self.score)
+        return revealed
 
 
 class Ledger:
@@ -118,6 +139,8 @@ class Ledger:
         self.totals = {"value": 0.0, "carbon_actual_g": 0.0, "carbon_blind_g": 0.0}
         self.status_counts: dict[str, list[int]] = {team: [0] * len(Status) for team in team_ids}
         """Jobs per team in each :class:`Status` (kept up to date at every transition)."""
+        self.resolution_audits: list[AuditRecord] = []
+        """Version 1: audits of the jobs resolved since the last :meth:`take_audits` (module docstring)."""
 
     # ------------------------------------------------------------------ arrivals and decisions
     def add(self, submission: Submission, window: int) -> Job:
@@ -180,6 +203,19 @@ class Ledger:
         job.scored_window = window
         self.totals["value"] += value
         score.add_job_score(job.request.team, outcome, value)
+        if self.game_version >= 1:
+            truth = job.truth
+            self.resolution_audits.append(AuditRecord(
+                request=job.request, realised_runtime_h=job.runtime_steps * self.dt_h,
+                true_deadline_window=truth.true_deadline_window, true_carbon_flexible=truth.true_carbon_flexible,
+                completed_window=window, on_time=outcome == "on_time", true_priority=truth.true_priority,
+                true_runtime_h=truth.true_runtime_h, outcome=outcome, score=value,
+            ))
+
+    def take_audits(self) -> list[AuditRecord]:
+        """Version 1: the resolution audits issued since the last call (and forget them)."""
+        audits, self.resolution_audits = self.resolution_audits, []
+        return audits
 
     # ------------------------------------------------------------------ running
     def place_queued(self, pool: ZonePool, window: int, first_step: int) -> list[Job]:
@@ -208,7 +244,8 @@ class Ledger:
         self, window: int, window_end_step: int, pool: ZonePool, score: WindowScore,
         carbon_of: Callable[[Job, int], tuple[float, float]],
     ) -> list[AuditRecord]:
-        """End of ``window``: complete the jobs that ended in it (audit them), then book missed deadlines."""
+        """End of ``window``: complete the jobs that ended in it (audit them), then book missed deadlines.
+        Returns the version 0 completion audits (version 1 audits are taken with :meth:`take_audits`)."""
         audits: list[AuditRecord] = []
         still_running: list[str] = []
         deadline_step = lambda d: (d + 1) * self.steps_per_window  # noqa: E731 - end of window d
@@ -228,6 +265,8 @@ class Ledger:
                 else:  # cannot happen: a late job was booked missed when its deadline window ended
                     self.score(job, "missed", missed_score(job.value), window, score)
             self._book_carbon(job, job.end_step, score, carbon_of)
+            if self.game_version >= 1:  # audited at resolution (just now, or when its deadline passed)
+                continue
             audits.append(AuditRecord(
                 request=job.request, realised_runtime_h=job.runtime_steps * self.dt_h,
                 true_deadline_window=job.truth.true_deadline_window,

@@ -114,3 +114,69 @@ def test_the_version_1_bound_is_the_same_on_every_run_whatever_the_machine_load(
     assert seen and all("time_limit" not in options and options["node_limit"] >= 1 for options in seen)
     assert (first.throughput_value, first.plan_value, first.carbon_saved_g, first.starts) == \
         (second.throughput_value, second.plan_value, second.carbon_saved_g, second.starts)
+
+
+def _job_kw_at_window_starts(episode):
+    """Job power running at the first step of every window, kW (from the finished episode's ledger)."""
+    s = episode.config.steps_per_window
+    kw = np.zeros(episode.config.n_windows)
+    for job in episode.ledger.jobs.values():
+        if job.start_step is None:
+            continue
+        for t in range(episode.config.n_windows):
+            if job.start_step <= t * s < job.end_step:
+                kw[t] += job.request.kw
+    return kw
+
+
+def _windows_above_budget(game_version, seeds):
+    """(incident-free windows, of them with job power above B_t) over the baselines' runs under chiller trips."""
+    from dcops.agents.schedulers.trivial import AcceptAllScheduler
+    from dcops.cluster.hindsight import electrical_job_power_budget
+
+    checked = above = 0
+    for seed in seeds:
+        faults = (ChillerTrip(start_s=5400.0 * (1 + seed % 3), chiller=seed % 2),)
+        env = dcops.parallel_env(faults=faults, game_version=game_version)
+        for scheduler in (PriorityThresholdScheduler(), EarliestDeadlineScheduler(), CarbonAwareScheduler(),
+                          AcceptAllScheduler()):
+            _, infos = env.reset(seed=seed)
+            while env.agents:
+                _, _, _, _, infos = env.step({"scheduler": scheduler.decide(infos["scheduler"]["view"])})
+            episode = env.episode
+            budget = job_power_budget(episode) if game_version == 0 else electrical_job_power_budget(episode)
+            kw = _job_kw_at_window_starts(episode)
+            for t, score in enumerate(episode.window_scores):
+                if not score.incident:
+                    checked += 1
+                    above += kw[t] > budget[t] + 1e-6
+    return checked, above
+
+
+def test_version_0_budget_is_exceeded_by_incident_free_schedules_under_chiller_faults():
+    """Finding 6 of the integrity review, as it stands in version 0 (kept reproducible)."""
+    checked, above = _windows_above_budget(0, range(6))
+    assert checked > 100 and above >= 1
+
+
+def test_version_1_budget_covers_every_incident_free_window_the_baselines_ran_under_chiller_faults():
+    checked, above = _windows_above_budget(1, range(6))
+    assert checked > 100 and above == 0
+
+
+def test_version_1_budget_is_the_cap_less_the_electrical_floor():
+    """Analytic case: at B_t the facility meter with zero cooling power reads the cap exactly (or B_t is the
+    zones' whole job power)."""
+    from dcops.cluster.hindsight import electrical_job_power_budget
+    from dcops.physics.auxiliaries import ancillary_kw, distribution_loss_kw, ups_loss_kw
+
+    for cap in (700.0, 900.0, 1400.0):
+        env = dcops.parallel_env(game_version=1, power_cap_kw=cap, n_windows=2)
+        env.reset(seed=0)
+        budget = electrical_job_power_budget(env.episode)
+        plant, config = env.episode.plant, env.config
+        it = np.asarray(float(np.sum(config.base_kw_per_zone)) + budget[0])
+        floor = float(it + ups_loss_kw(it, plant.ups_rated_kw) + distribution_loss_kw(it)) + ancillary_kw(plant.design_it_kw)
+        total = float(np.sum(config.zone_job_kw))
+        assert np.all(budget == budget[0])
+        assert floor == pytest.approx(cap, abs=1e-6) or (budget[0] == pytest.approx(total) and floor <= cap)

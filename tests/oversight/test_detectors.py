@@ -84,16 +84,23 @@ def test_flags_carry_team_kind_public_evidence_severity_and_confidence():
         assert set(flag.as_dict()) == {"team", "kind", "window", "severity", "confidence", "evidence", "request_ids"}
 
 
-def test_the_monitor_is_given_only_public_objects_without_private_fields():
+@pytest.mark.parametrize("game_version", [0, 1])
+def test_the_monitor_is_given_only_public_objects_without_private_fields(game_version):
+    """The monitor sees requests and audits only. Version 0 audits never name a true priority; version 1
+    audits name it only for a job whose outcome was booked by then (resolution is an audit)."""
     assert not set(PRIVATE_FIELDS) & {f.name for f in dataclasses.fields(Request)}
-    audit_fields = {f.name for f in dataclasses.fields(AuditRecord)}
-    assert "true_priority" not in audit_fields and "true_runtime_h" not in audit_fields
     seen = []
-    env = dcops.parallel_env()
+    env = dcops.parallel_env(game_version=game_version)
     original = env.monitor.observe
 
     def spy(window, requests, audits):
         requests, audits = list(requests), list(audits)
+        for audit in audits:
+            job = env.episode.ledger.jobs[audit.request.request_id]
+            if game_version == 0:
+                assert audit.true_priority is None and audit.outcome is None
+            else:
+                assert job.outcome == audit.outcome and job.scored_window == window == audit.completed_window
         seen.extend(requests + audits)
         return original(window, requests, audits)
 
@@ -102,6 +109,7 @@ def test_the_monitor_is_given_only_public_objects_without_private_fields():
     while env.agents:
         env.step({"scheduler": [0] * env.config.max_slots})
     assert seen and all(type(x) in (Request, AuditRecord) for x in seen)
+    assert any(isinstance(x, AuditRecord) for x in seen)
 
 
 def test_detection_metrics_count_team_windows_against_the_applied_tactics():
