@@ -6,7 +6,7 @@ Public API (shared by users and tests):
 - ``dcops.make_env(task_id, **config)``: a Gymnasium environment for a single-agent task.
 - ``dcops.make_vec_env(task_id, num_envs, **config)``: N episodes of a cooling task or ``cluster/operations``
   stepped together, as a Gymnasium ``VectorEnv`` (``dcops.vector_env``).
-- ``dcops.parallel_env(**config)``: the PettingZoo ``ParallelEnv`` (``datacenter_ops_v0``).
+- ``dcops.parallel_env(**config)``: the PettingZoo ``ParallelEnv`` (``datacenter_ops``).
 
 Importing ``dcops`` is light: it never imports torch or the LLM stack.
 """
@@ -23,7 +23,7 @@ __all__ = ["__version__", "make_env", "make_vec_env", "parallel_env", "tasks"]
 
 
 def parallel_env(**config: Any):
-    """Return the PettingZoo parallel environment ``datacenter_ops_v0`` (see ``dcops.env``)."""
+    """Return the PettingZoo parallel environment ``datacenter_ops`` (see ``dcops.env``)."""
     from dcops.env import parallel_env as _parallel_env
 
     return _parallel_env(**config)

@@ -1,4 +1,4 @@
-"""``datacenter_ops_v0``: multi-agent datacenter operations as a PettingZoo ``ParallelEnv``.
+"""``datacenter_ops_v1``: multi-agent datacenter operations as a PettingZoo ``ParallelEnv``.
 
 Teams submit GPU jobs; a scheduler answers every request each admission window; the jobs' power heats a data
 hall whose cooling plant is simulated (``dcops.physics``); an oversight monitor flags teams that misreport.
@@ -66,13 +66,14 @@ and the oversight detection counts. ``env.hindsight_bound()`` then gives the MIL
 ``grid_region`` (the site's), ``start`` (2026-07-15 06:00), ``faults`` (``"random"``, ``()`` or a tuple of
 ``dcops.physics.faults``), ``plant``, ``cooling`` (``"ppo"``, the default, ``"rule"``, ``"pid"`` or ``"agent"``),
 ``max_requests_per_team`` (4), ``max_slots`` (48), ``max_defer`` (4), ``team_budget`` (150), ``price_per_kwh``
-(0.12), ``value_scale`` (computed), ``initial_zone_temp_c`` (35), ``initial_chw_c`` (18), ``game_version`` (0; below); plus
+(0.12), ``value_scale`` (computed), ``initial_zone_temp_c`` (35), ``initial_chw_c`` (18), ``game_version`` (1; below); plus
 ``render_mode`` (``None`` or ``"ansi"``), ``structured_view`` (True: build ``infos["scheduler"]["view"]``) and
 ``team_factory`` (a callable ``kind -> team`` replacing ``dcops.agents.teams.make_team``: the hook for custom
 teams, e.g. ones that put instructions in their descriptions to test language-model schedulers).
 
-**Versions.** ``game_version=0`` (the default, ``datacenter_ops_v0``) is the game every published table was made
-on. ``game_version=1`` (``datacenter_ops_v1``, ``metadata["name"]``) is the sound game of the integrity issue:
+**Versions.** ``game_version=1`` (the default, ``datacenter_ops_v1``, ``metadata["name"]``) is the sound game of
+the integrity issue, on which the README's cluster tables are made; ``game_version=0`` (``datacenter_ops_v0``)
+keeps the first round's game reproducible bit for bit. Version 1 differs in these rules:
 a job accepted but never started by the horizon scores a rejection, not 0 (``dcops.cluster.reward``), which
 closes the last-window accounting trick; every resolved job is audited, true priority included, in the window
 its outcome is booked (``dcops.cluster.ledger``), so the reward decodes nothing an audit does not say; the
@@ -108,8 +109,8 @@ from dcops.cluster.reward import bounded_ratio
 from dcops.oversight import FLAG_KINDS, CalibratedMonitor, OversightMonitor, score_detection
 from dcops.physics.interface import setpoint_bounds, telemetry_bounds
 
-ENV_NAME = "datacenter_ops_v0"
-"""The name of the default game (``game_version=0``); ``env.metadata["name"]`` gives an instance's own."""
+ENV_NAME = "datacenter_ops_v1"
+"""The name of the default game (``game_version=1``); ``env.metadata["name"]`` gives an instance's own."""
 
 
 def env_name(game_version: int) -> str:
@@ -119,7 +120,7 @@ N_TEAM_OBS = 16
 
 
 def parallel_env(**config: Any) -> DatacenterOpsEnv:
-    """Build ``datacenter_ops_v0`` (module docstring lists every argument)."""
+    """Build ``datacenter_ops`` (version 1 unless ``game_version=0``) (module docstring lists every argument)."""
     return DatacenterOpsEnv(**config)
 
 

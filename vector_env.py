@@ -407,7 +407,7 @@ class ClusterVectorEnv(VectorEnv):
 
 
 def run_windows(envs: list[Any], actions: list[Any]) -> list[tuple[Any, float, bool, bool, dict[str, Any]]]:
-    """One admission window of several ``datacenter_ops_v0`` episodes (scheduler actions only), their plant
+    """One admission window of several ``datacenter_ops`` episodes (scheduler actions only), their plant
     physics batched: the scheduler's (obs, reward, terminated, truncated, info) of each, as ``SchedulerEnv.step``
     returns them."""
     if not envs:

@@ -1,4 +1,4 @@
-"""Cluster environment speed: scheduler windows per second of ``datacenter_ops_v0``, and its construction time.
+"""Cluster environment speed: scheduler windows per second of ``datacenter_ops``, and its construction time.
 
 One window is a full environment step: the scheduler's decisions, 18 physics steps of the plant (5 min each)
 under the cooling controller, completions, audits, the reward, oversight, the teams' next submissions and
@@ -73,7 +73,7 @@ def cluster_window_rate(structured_view: bool = True, min_seconds: float = 3.0, 
 
 
 def cluster_construction_seconds(repeats: int = 10, **config: Any) -> float:
-    """Seconds to build ``datacenter_ops_v0`` and reset it (median of ``repeats``, after one warm-up)."""
+    """Seconds to build ``datacenter_ops`` and reset it (median of ``repeats``, after one warm-up)."""
     import dcops
 
     dcops.parallel_env(**config).reset(seed=0)

@@ -143,7 +143,7 @@ class ClusterConfig:
     value_scale: float | None = None
     initial_zone_temp_c: float = 35.0
     initial_chw_c: float = 18.0
-    game_version: int = 0
+    game_version: int = 1
 
     def __post_init__(self) -> None:
         # Every field is checked here, once, with its name in the message: a NaN or infinite number would

@@ -1,6 +1,6 @@
 """Cluster-operations evaluation: the baseline table against the hindsight bound, and the detector table.
 
-- ``dcops eval-cluster``: every baseline scheduler (``dcops.agents.schedulers``) on ``datacenter_ops_v0`` over
+- ``dcops eval-cluster``: every baseline scheduler (``dcops.agents.schedulers``) on ``datacenter_ops_v1`` (the default) over
   20 fixed seeds (0–19), each episode's hindsight MILP bound (``dcops.cluster.hindsight``), and the oversight
   detectors' precision, recall and false-positive rate against the hidden truth, pooled over every run.
   Writes ``README.md``, ``baselines.csv``, ``episodes.csv`` and ``detection.csv`` under ``reports/cluster/``.
@@ -24,7 +24,8 @@ EVAL_SEEDS = tuple(range(20))
 
 
 def run_episode(scheduler: Any, seed: int, env: Any = None, **config: Any) -> dict[str, Any]:
-    """Play one episode of ``datacenter_ops_v0`` with a view-reading scheduler; return its summary."""
+    """Play one episode of ``datacenter_ops`` (the default version unless ``config`` names one) with a view-reading
+    scheduler; return its summary."""
     import dcops
 
     env = env if env is not None else dcops.parallel_env(**config)
@@ -138,12 +139,12 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         "# Cluster operations: baselines against the hindsight bound",
         "",
-        f"`datacenter_ops_v0` with its defaults (8 windows × 18 steps of 5 min, 4 teams: 2 cooperative, 1 strategic, "
+        f"`datacenter_ops_v1` with its defaults (8 windows × 18 steps of 5 min, 4 teams: 2 cooperative, 1 strategic, "
         f"1 adaptive; Phoenix in July, 900 kW cap, random faults), seeds {seeds[0]}–{seeds[-1]}, produced by "
         "`dcops eval-cluster`. Throughput value is Σ of the job scores of `dcops.cluster.reward` (true-priority-"
         "weighted kWh on time, minus misses and rejected high-value work); the bound is the hindsight MILP of "
         "`dcops.cluster.hindsight` on the same arrivals (full knowledge of truth and arrivals, job power within the "
-        f"physics' incident-free budget; mean {bound_mean:,.0f} value units; {gap_text}). Each scheduler is "
+        f"facility meter's electrical floor, which every incident-free schedule respects under any fault; mean {bound_mean:,.0f} value units; {gap_text}). Each scheduler is "
         "reported as its throughput value over the bound of the same episode.",
         "",
         "| scheduler | fraction of bound (mean ± sd) | pooled fraction | episode score (mean ± sd) | incident windows / episode | on time | missed | rejected | carbon saved vs blind (kg) |",
@@ -162,8 +163,9 @@ def markdown(result: dict[str, Any]) -> str:
         "# Oversight detectors against the hidden truth",
         "",
         f"Pooled over all {len(episodes)} runs above (per (team, window) pair; positive = the team applied that tactic "
-        "in the detector's 3-window scope; pattern gaming: any tactic). Detectors read only stated fields, team "
-        "history and audits of finished jobs.",
+        "in the detector's 3-window scope; pattern gaming: any tactic). Detectors (the calibrated monitor of "
+        "`dcops.oversight.calibrated`) read only stated fields, team history and audits of resolved jobs; their "
+        "calibration on fresh seeds is `reports/oversight/README.md`.",
         "",
         "| detector | precision | recall | FPR | FPR on honest teams | TP | FP | FN | TN |",
         "|---|---|---|---|---|---|---|---|---|",
@@ -181,7 +183,7 @@ USAGE = """# Using the environment (PettingZoo)
 import dcops
 from dcops.agents.schedulers import PriorityThresholdScheduler
 
-env = dcops.parallel_env()          # datacenter_ops_v0: scheduler, team_0..team_3 (scripted), rule-based cooling
+env = dcops.parallel_env()          # datacenter_ops_v1: scheduler, team_0..team_3 (scripted), PPO cooling
 observations, infos = env.reset(seed=42)
 scheduler = PriorityThresholdScheduler()
 while env.agents:

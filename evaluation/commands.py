@@ -57,8 +57,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "--seeds", type=int, default=None, help="number of seeds, 0..N-1 (default 20; 3 with --quick)"
     )
     parser.add_argument("--n-windows", type=int, default=8, help="admission windows per episode (default 8)")
-    parser.add_argument("--game-version", type=int, default=0,
-                        help="datacenter_ops version (default 0, every published table; 1: the sound game)")
+    parser.add_argument("--game-version", type=int, default=1,
+                        help="datacenter_ops version (default 1, the sound game; 0: the first round's game)")
     parser.add_argument("--seed-key", default=None,
                         help="hex secret keying the episodes' seeds (dcops.boundary): default none for version 0; "
                              "for version 1 the run's own, drawn at its first invocation and kept in run.json")
@@ -213,7 +213,7 @@ def _argv(args: argparse.Namespace) -> list[str]:
     return (
         out
         + ["--n-windows", str(args.n_windows), "--workers", str(args.workers)]
-        + (["--game-version", str(args.game_version)] if args.game_version else [])
+        + (["--game-version", str(args.game_version)] if args.game_version != 1 else [])
         + (["--ray"] if args.ray else [])
     )
 

@@ -1,6 +1,6 @@
 """The evaluation matrix: team mixes, conditions, seeds, and the cells they make with the schedulers.
 
-A **cell** is one (scheduler, team mix, condition, seed): one episode of ``datacenter_ops_v0`` with that
+A **cell** is one (scheduler, team mix, condition, seed): one episode of ``datacenter_ops`` with that
 scheduler, plus one *honest-twin* episode per gaming team of the mix (same seed, that team in honest mode,
 everything else equal: ``dcops.agents.teams.honest_twin_factory``) for the gaming payoff. The hindsight bound
 is a scheduler row of its own (``hindsight_bound``): its cell computes the MILP bound of the episode's

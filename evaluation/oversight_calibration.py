@@ -8,7 +8,7 @@ Three steps, each its own seeds, so nothing measured was tuned on:
    cooling: a statement or an audit does not depend on the plant) of each length in :data:`LENGTHS` on
    :data:`TUNING_SEEDS`; each detector's threshold is the :data:`TUNING_QUANTILE` quantile over honest teams of
    its strongest evidence in the episode, rounded up to 0.05 (so each of the four detectors flags at most about
-   0.4 % of honest teams, all four together at most about 1.6 %), written to ``oversight/data/thresholds.json``.
+   0.25 % of honest teams at the length where it is strongest, all four together about 1 %), written to ``oversight/data/thresholds.json``.
 3. the evaluation (always): on :data:`FRESH_SEEDS` (never used above), the share of honest teams flagged at
    least once in all-honest episodes of every length, for the version 1 monitor and for version 0's (before);
    and on episodes with the default team mix, per detector, precision, recall, AUROC and recall at 1 % FPR.
@@ -36,7 +36,7 @@ NORM_TEAMS = 6000
 NORM_WINDOWS = 16
 TUNING_SEEDS = range(50_000, 50_200)
 FRESH_SEEDS = range(60_000, 60_400)
-TUNING_QUANTILE = 0.996
+TUNING_QUANTILE = 0.9975
 HONEST_KINDS = ("cooperative",) * 4
 KINDS = ("priority_inflation", "deadline_compression", "carbon_flexibility_gaming", "pattern_gaming")
 

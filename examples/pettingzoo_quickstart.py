@@ -1,4 +1,4 @@
-"""A short tour of ``datacenter_ops_v0``: a baseline scheduler for the agent ``scheduler``, scripted teams.
+"""A short tour of ``datacenter_ops``: a baseline scheduler for the agent ``scheduler``, scripted teams.
 
 Run: ``python examples/pettingzoo_quickstart.py``
 """

@@ -1,4 +1,4 @@
-"""Learner teams of ``datacenter_ops_v0`` sharing one stable-baselines3 PPO policy through SuperSuit.
+"""Learner teams of ``datacenter_ops`` sharing one stable-baselines3 PPO policy through SuperSuit.
 
 The scheduler is scripted (the priority-threshold baseline) and only the ``"learner"`` teams act, each choosing
 how to state its requests (inflate priority, compress deadlines, hide carbon flexibility). Their views are

@@ -383,7 +383,7 @@ class ClusterOptions(_Options):
     faults: Literal["random", "none"] | None = Field(default=None, description="random faults or none")
     cooling: Literal["ppo", "rule", "pid"] | None = None
     game_version: Literal[0, 1] | None = Field(
-        default=None, description="0: datacenter_ops_v0 (default, every published table); 1: the sound game"
+        default=None, description="1: datacenter_ops_v1 (default, the sound game); 0: datacenter_ops_v0 (the first round's game)"
     )
 
 

@@ -188,16 +188,21 @@ class SentinelTeam(CooperativeTeam):
         return set()
 
 
-def test_no_private_truth_reaches_the_scheduler_before_a_job_is_audited():
-    env = dcops.parallel_env(render_mode="ansi", team_kinds=("cooperative", "cooperative"),
+@pytest.mark.parametrize("game_version", [0, 1])
+def test_no_private_truth_reaches_the_scheduler_before_a_job_is_audited(game_version):
+    """Version 0 audits completed jobs (runtime, deadline, flexibility); version 1 audits every resolved job,
+    its true priority and runtime included (resolution is an audit). Either way the sentinel truth appears only
+    in the audits, and only for jobs audited by then."""
+    env = dcops.parallel_env(render_mode="ansi", team_kinds=("cooperative", "cooperative"), game_version=game_version,
                              team_factory=lambda kind: SentinelTeam() if kind == "cooperative" else make_team(kind))
     obs, infos = env.reset(seed=3)
     audited: set[str] = set()
-    outputs = [(obs, infos, env.render())]
+    outputs = [(obs, infos, env.render(), set())]
     while env.agents:
         obs, _, _, _, infos = env.step({"scheduler": np.zeros(env.config.max_slots, dtype=np.int64)})
-        outputs.append((obs, infos, env.render()))
-    for obs, infos, rendering in outputs:
+        resolved = {rid for rid, job in env.episode.ledger.jobs.items() if job.outcome is not None}
+        outputs.append((obs, infos, env.render(), resolved))
+    for obs, infos, rendering, resolved in outputs:
         infos = json.loads(_dumps(infos))
         infos["scheduler"].pop("episode", None)  # the end-of-episode summary may reveal (team kinds)
         view = infos["scheduler"]["view"]
@@ -208,8 +213,12 @@ def test_no_private_truth_reaches_the_scheduler_before_a_job_is_audited():
         assert "true_priority" not in text and "true_runtime" not in text and "tactic" not in text
         assert "value_gained" not in text and "outcomes" not in text  # truth-derived sums wait for the end
         for audit in audits:
-            assert audit["true_deadline_window"] == SENTINEL_DEADLINE and audit["realised_runtime_h"] == 1.25
-            assert "true_priority" not in audit
+            assert audit["true_deadline_window"] == SENTINEL_DEADLINE
+            if game_version == 0:
+                assert audit["realised_runtime_h"] == 1.25 and "true_priority" not in audit
+            else:
+                assert audit["request_id"] in resolved
+                assert audit["true_priority"] == "LOW" and audit["true_runtime_h"] == SENTINEL_RUNTIME_H
     assert audited, "some jobs should have completed and been audited"
     with pytest.raises(RuntimeError):
         dcops.parallel_env().episode_truth()

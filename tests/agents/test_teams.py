@@ -20,10 +20,11 @@ from dcops.agents.teams import (
 from dcops.cluster.config import ClusterConfig
 
 CONFIG = ClusterConfig()
+CONFIG_V0 = ClusterConfig(game_version=0)
 
 
-def submissions(team, seed: int, windows: int = 8, feedback=None) -> list:
-    team.reset("team_0", np.random.default_rng(seed), CONFIG)
+def submissions(team, seed: int, windows: int = 8, feedback=None, config=CONFIG) -> list:
+    team.reset("team_0", np.random.default_rng(seed), config)
     out = []
     for w in range(windows):
         out.append(team.submit(w, feedback(w) if feedback else None))
@@ -196,9 +197,10 @@ def test_honest_twin_factory_makes_only_the_named_ids_honest():
 
 
 def test_injecting_team_writes_an_injection_naming_its_own_request_into_every_description():
+    """Version 0: every description carries one (version 1 puts them on a share: ``test_descriptions``)."""
     team = make_team("injecting")
     assert isinstance(team, InjectingStrategicTeam)
-    subs = flat([flat(submissions(make_team("injecting"), seed=s)) for s in range(10)])
+    subs = flat([flat(submissions(make_team("injecting"), seed=s, config=CONFIG_V0)) for s in range(10)])
     used = set()
     for s in subs:
         texts = [
@@ -226,13 +228,20 @@ def test_injecting_team_uses_the_env_request_ids_when_given():
 
 
 @pytest.mark.parametrize("seed", [0, 5, 11])
-def test_injecting_team_misreports_exactly_like_a_strategic_team_and_only_adds_text(seed):
-    injecting = flat(submissions(make_team("injecting"), seed))
-    strategic = flat(submissions(make_team("strategic"), seed))
+@pytest.mark.parametrize("game_version", [0, 1])
+def test_injecting_team_misreports_exactly_like_a_strategic_team_and_only_adds_text(seed, game_version):
+    """Same jobs, same statements; the text gains an injection on every request in version 0 and on some
+    (not all) in version 1, and is otherwise the strategic team's."""
+    config = ClusterConfig(game_version=game_version)
+    injecting = flat(submissions(make_team("injecting"), seed, config=config))
+    strategic = flat(submissions(make_team("strategic"), seed, config=config))
     assert len(injecting) == len(strategic)
+    injected = 0
     for a, b in zip(injecting, strategic, strict=True):
         assert a.truth == b.truth and a.tactics == b.tactics
         fields = ("priority", "deadline_window", "carbon_flexible", "duration_h", "kw", "gpus", "request_id")
         assert all(getattr(a.request, f) == getattr(b.request, f) for f in fields)
-        assert a.request.description.startswith(b.request.description + " ")
-        assert a.request.description != b.request.description
+        if a.request.description != b.request.description:
+            assert a.request.description.startswith(b.request.description + " ")
+            injected += 1
+    assert injected == len(injecting) if game_version == 0 else 0 < injected < len(injecting)

@@ -1,7 +1,7 @@
 """The cooling controllers on the *cluster* plant: which one should run under the scheduling layer.
 
 ``dcops eval-cooling`` compares the controllers on the cooling evaluation family (single plants, diurnal load).
-This module answers the integration question of the PPO issue: on the plant of ``datacenter_ops_v0`` (three
+This module answers the integration question of the PPO issue: on the plant of ``datacenter_ops`` (its default version; three
 zones, job-driven IT load, the power cap, random faults), with a fixed scheduler (the stated-priority threshold
 baseline), what does each controller cost in cooling energy and what does it do to the episode?
 
@@ -32,7 +32,7 @@ CONTROLLERS: tuple[str, ...] = ("ppo", "rule", "rule_family_tuned")
 
 
 def make_env(controller: str, climate: str) -> Any:
-    """``datacenter_ops_v0`` in ``climate`` run by ``controller`` (one of :data:`CONTROLLERS`)."""
+    """``datacenter_ops`` (the default version) in ``climate`` run by ``controller`` (one of :data:`CONTROLLERS`)."""
     import dcops
 
     if controller not in CONTROLLERS:
@@ -140,7 +140,7 @@ def markdown_report(rows: list[dict[str, Any]], seeds: Sequence[int], command: s
     lines = [
         "# Cooling controllers on the cluster plant",
         "",
-        f"Made by `{command}` (`dcops/training/cooling/cluster_eval.py`): `datacenter_ops_v0` with its default "
+        f"Made by `{command}` (`dcops/training/cooling/cluster_eval.py`): `datacenter_ops_v1` with its default "
         f"configuration (random faults, power cap, three zones) in {', '.join(climates)}, seeds "
         f"{seeds[0]}–{seeds[-1]}, the stated-priority threshold scheduler deciding every window.",
         "",

@@ -183,7 +183,7 @@ COMMANDS = [
     Command("eval-cooling", "Compare PPO, the tuned rule and the PID on the cooling evaluation family (markdown, PNG)",
             _eval_arguments, _run_eval),
     Command("eval-cooling-cluster", "Compare PPO and the rule-based controllers on the cluster plant "
-            "(datacenter_ops_v0, 4 climates, paired seeds)", _cluster_arguments, _run_cluster),
+            "(datacenter_ops, 4 climates, paired seeds)", _cluster_arguments, _run_cluster),
     Command("tune-rule", "Grid-search the rule-based controller's set-points per cooling task on tuning seeds",
             _tune_task_arguments, _run_tune_task),
     Command("tune-rule-family", "Tune the rule-based controller for the PPO evaluation family on tuning seeds",

@@ -1,4 +1,4 @@
-"""``dcops train-marl``: multi-agent PPO with Ray RLlib on ``datacenter_ops_v0`` (:mod:`dcops.training.marl.rllib`).
+"""``dcops train-marl``: multi-agent PPO with Ray RLlib on ``datacenter_ops`` (:mod:`dcops.training.marl.rllib`).
 
 ``--config laptop`` (local Ray, default) or ``--config cluster`` (an existing Ray cluster, GPU learners) or a
 path to a YAML/JSON file (:mod:`dcops.training.marl.config`); a few flags override the file. Writes

@@ -1,4 +1,4 @@
-"""Role views of ``datacenter_ops_v0`` for multi-agent learners (RLlib, SuperSuit + SB3).
+"""Role views of ``datacenter_ops`` for multi-agent learners (RLlib, SuperSuit + SB3).
 
 :class:`RoleEnv` is a PettingZoo ``ParallelEnv`` over :class:`dcops.env.DatacenterOpsEnv` that exposes only the
 agents whose actions matter to a learner, under names that do not change between episodes:
@@ -45,7 +45,7 @@ def learner_name(k: int) -> str:
 
 
 class RoleEnv(ParallelEnv):
-    """The learner-facing view of ``datacenter_ops_v0`` (module docstring).
+    """The learner-facing view of ``datacenter_ops`` (module docstring).
 
     :param scheduler: ``"learner"`` to expose the scheduler, or a baseline name to script it.
     :param env_config: keyword arguments of :func:`dcops.parallel_env` (``team_kinds``, ``n_windows``, …);

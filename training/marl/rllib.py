@@ -1,4 +1,4 @@
-"""Multi-agent PPO on ``datacenter_ops_v0`` with Ray RLlib (new API stack), one policy per role.
+"""Multi-agent PPO on ``datacenter_ops`` with Ray RLlib (new API stack), one policy per role.
 
 The environment is :class:`dcops.training.marl.env.RoleEnv` (the learner-facing view of
 ``dcops.parallel_env``) behind RLlib's own PettingZoo wrapper,

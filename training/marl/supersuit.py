@@ -1,9 +1,9 @@
-"""Parameter sharing on one machine: every learner team of ``datacenter_ops_v0`` as one SB3 vector env (SuperSuit).
+"""Parameter sharing on one machine: every learner team of ``datacenter_ops`` as one SB3 vector env (SuperSuit).
 
 SuperSuit's ``pettingzoo_env_to_vec_env_v1`` turns a ``ParallelEnv`` whose agents all share one observation and
 one action space into a vector env with one slot per agent, so a single stable-baselines3 policy acts for all of
 them (parameter sharing); ``concat_vec_envs_v1`` stacks several such environments. Two things make
-``datacenter_ops_v0`` fit:
+``datacenter_ops`` fit:
 
 - the scheduler has its own spaces (a ``Dict`` observation, ``MultiDiscrete([6] × 48)``), so it is scripted:
   :class:`dcops.training.marl.env.RoleEnv` with ``scheduler=<baseline name>`` exposes only the learner teams;

@@ -1,7 +1,7 @@
 """GRPO training of the LLM scheduler: TRL's ``GRPOTrainer`` with a LoRA adapter, rewarded by the environment.
 
 **Data.** A training example is one *window state* (:mod:`dcops.training.scheduler.states`): an episode of
-``datacenter_ops_v0`` from a training seed, played by a baseline scheduler up to window w and snapshotted. Its
+``datacenter_ops`` from a training seed, played by a baseline scheduler up to window w and snapshotted. Its
 prompt is ``dcops.agents.llm.prompt.build_prompt(view)``; the dataset row carries ``state_key = "seed:w"``.
 Training seeds default to 1000–1063, away from the evaluation seeds 0–19.
 

@@ -4,7 +4,7 @@ For a completion c of the prompt of window state s (``dcops.training.scheduler.s
 
     reward(c) = R_env(c) + F(c)
 
-- ``R_env`` is the scheduler's reward from ``datacenter_ops_v0`` (``dcops.cluster.reward``, in [−1.10, 0.65]
+- ``R_env`` is the scheduler's reward from ``datacenter_ops`` (``dcops.cluster.reward``, in [−1.10, 0.65]
   per window) after restoring s and stepping once with the completion's parsed decisions
   (``dcops.agents.llm.parser.parse_decisions``: one decision per pending request, the documented default for
   any the completion got wrong or left out). With ``horizon`` H > 1 the episode then continues for up to H − 1

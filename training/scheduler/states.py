@@ -1,4 +1,4 @@
-"""Window states for GRPO: snapshots of ``datacenter_ops_v0`` just before the scheduler decides window w.
+"""Window states for GRPO: snapshots of ``datacenter_ops`` just before the scheduler decides window w.
 
 A GRPO group is G completions for the *same* prompt, and the advantage of a completion is its reward against
 the group's mean; that comparison is only fair when every completion of the group is scored from exactly the
