@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from statistics import NormalDist
 
 from dcops.cluster.ledger import AuditRecord
@@ -58,7 +59,9 @@ def tail_z(p: float) -> float:
     return min(CERTAIN, _NORMAL.inv_cdf(1.0 - max(p, 1e-12)))
 
 
+@lru_cache(maxsize=4096)
 def binomial_z(k: int, n: int, rate: float) -> float:
+    """Evidence of k events in n at an honest ``rate`` (cached: the same few counts recur every window)."""
     return tail_z(binomial_tail(k, n, rate)) if k > 0 else 0.0
 
 
