@@ -87,7 +87,8 @@ class Job:
 class AuditRecord:
     """What the operator learns about a job when it completes (version 0) or is resolved (version 1; module
     docstring), public from then on. ``completed_window`` is the window of the audit (of the resolution, from
-    version 1, whether or not the job ran); the last four fields are ``None`` in version 0."""
+    version 1, whether or not the job ran); ``realised_runtime_h`` is the true runtime in whole physics steps (for
+a job that never ran, the runtime it would have had); the last four fields are ``None`` in version 0."""
 
     request: Request
     realised_runtime_h: float

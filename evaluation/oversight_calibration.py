@@ -107,12 +107,13 @@ def monitored_episode(seed: int, n_windows: int, game_version: int = 1,
 
 def honest_maxima(seeds: Sequence[int], n_windows: int, limits: Any = None) -> dict[str, np.ndarray]:
     """Per detector, every honest team's strongest version 1 evidence in its all-honest episode."""
+    from dcops.cluster.config import ClusterConfig
     from dcops.oversight.calibrated import CalibratedMonitor
 
-    cfg_window_h = 1.5
+    window_h = ClusterConfig(n_windows=n_windows).window_h
     maxima: dict[str, list[float]] = {k: [] for k in KINDS}
     for seed in seeds:
-        monitor = CalibratedMonitor(window_h=cfg_window_h, limits=limits) if limits is not None else None
+        monitor = CalibratedMonitor(window_h=window_h, limits=limits) if limits is not None else None
         env = monitored_episode(seed, n_windows, monitor=monitor)
         best: dict[tuple[str, str], float] = {}
         for _, team, kind, z in env.monitor.strengths:
@@ -172,9 +173,10 @@ def auroc(positive: np.ndarray, negative: np.ndarray) -> float:
 def detector_quality(seeds: Sequence[int], n_windows: int, team_kinds: Sequence[str] | None = None) -> dict[str, Any]:
     """Per detector precision, recall, AUROC and recall at 1 % FPR on mixed episodes (module docstring)."""
     from dcops.cluster.config import ClusterConfig
+    from dcops.oversight.calibrated import CalibratedSettings
 
     kinds_of_teams = tuple(team_kinds or ClusterConfig().team_kinds)
-    scope = 3
+    scope = CalibratedSettings().scope_windows
     scores: dict[str, tuple[list[float], list[float]]] = {k: ([], []) for k in KINDS}
     counts = {k: {"tp": 0, "fp": 0, "fn": 0} for k in KINDS}
     for seed in seeds:

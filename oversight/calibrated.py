@@ -42,6 +42,7 @@ from statistics import NormalDist
 from dcops.cluster.ledger import AuditRecord
 from dcops.cluster.requests import Priority, Request
 from dcops.oversight.detectors import binomial_tail, normal_confidence
+from dcops.oversight.evidence import stated_earliest
 from dcops.oversight.flags import FLAG_KINDS, Flag
 from dcops.oversight.honest_model import HonestModel, Thresholds, honest_model, thresholds
 
@@ -108,10 +109,6 @@ class _Team:
         return dict(zip(_SUMS, values, strict=True))
 
 
-def _window_h_earliest(request: Request, window_h: float) -> int:
-    return request.submitted_window + max(1, math.ceil(request.duration_h / window_h - 1e-9)) - 1
-
-
 class CalibratedMonitor:
     """The version 1 monitor (module docstring); the same interface as ``OversightMonitor``."""
 
@@ -133,7 +130,7 @@ class CalibratedMonitor:
     # ------------------------------------------------------------------ evidence
     def _add_request(self, request: Request) -> None:
         t = self.model.types[request.job_type]
-        earliest = _window_h_earliest(request, self.window_h)
+        earliest = stated_earliest(request, self.window_h)
         excess = float(int(request.priority)) - t.priority_mean
         slack_dev = float(request.deadline_window - earliest) - t.slack_mean
         tight = slack_dev - t.slack_offsets[0]  # against the tightest honest habit (shift −1)

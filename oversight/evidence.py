@@ -148,8 +148,13 @@ class TeamEvidence:
         return Aggregate._make(values), requests, [a for a in self.audits if a.submitted_window >= first]
 
 
+def stated_earliest(request: Request, window_h: float) -> int:
+    """The earliest completion window the request's *stated* duration allows."""
+    return request.submitted_window + max(1, math.ceil(request.duration_h / window_h - 1e-9)) - 1
+
+
 def request_evidence(request: Request, window_h: float, norm: TypeNorm) -> RequestEvidence:
-    earliest = request.submitted_window + max(1, math.ceil(request.duration_h / window_h - 1e-9)) - 1
+    earliest = stated_earliest(request, window_h)
     return RequestEvidence(
         request_id=request.request_id,
         window=request.submitted_window,
