@@ -116,6 +116,8 @@ def _run(args: argparse.Namespace) -> int:
     name = args.name or ("quick" if args.quick else "default")
     out = Path(args.out) / name
     seed_key = _seed_key(args, out / "run.json")
+    if seed_key:
+        _record_seed_key(out / "run.json", seed_key)
     try:
         cells = build_matrix(schedulers, mixes, conditions, seeds, args.n_windows, args.game_version, seed_key)
     except ValueError as error:
@@ -185,6 +187,21 @@ def _seed_key(args: argparse.Namespace, run_json: Any) -> str:
     except (OSError, ValueError):
         recorded = None
     return recorded or secrets.token_hex(16)
+
+
+def _record_seed_key(path: Any, key: str) -> None:
+    """Write the run's key into ``run.json`` before any cell runs, so that a run interrupted before its report
+    resumes with the same key (and finds its cells) instead of drawing another."""
+    import json
+
+    try:
+        meta = json.loads(path.read_text())
+    except (OSError, ValueError):
+        meta = {}
+    if meta.get("seed_key") != key:
+        meta["seed_key"] = key
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(meta, indent=1, default=str))
 
 
 def _previous_invocations(path: Any) -> list[dict[str, Any]]:

@@ -32,6 +32,26 @@ def test_a_version_1_run_draws_its_own_key_keeps_it_when_resumed_and_reports_it(
     assert f"key `{key}`" in (out / "README.md").read_text()
 
 
+def test_a_run_interrupted_before_its_report_resumes_with_the_same_key(tmp_path, monkeypatch):
+    """The key reaches run.json before the first cell runs: a run killed mid-way finds its cells again."""
+    import dcops.evaluation.executor as executor
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(executor, "run_matrix", killed)
+    try:
+        main(_argv(tmp_path, "--game-version", "1"))
+    except KeyboardInterrupt:
+        pass
+    out = tmp_path / "v1"
+    key = json.loads((out / "run.json").read_text())["seed_key"]
+    monkeypatch.undo()
+    assert main(_argv(tmp_path, "--game-version", "1")) == 0
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["seed_key"] == key and [r["cells_computed"] for r in meta["invocations"]] == [2]
+
+
 def test_a_keyed_cell_plays_the_private_seed_not_the_public_one():
     key = "00" * 16
     cell = Cell("priority_threshold", "one_strategic", "normal", 3, 2, 1, key)
