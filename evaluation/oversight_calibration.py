@@ -155,19 +155,12 @@ def honest_flag_share(seeds: Sequence[int], n_windows: int, game_version: int) -
 
 
 def auroc(positive: np.ndarray, negative: np.ndarray) -> float:
-    """P(a positive scores above a negative), ties one half (Mann–Whitney)."""
+    """P(a positive scores above a negative), ties one half: the Mann–Whitney U statistic over n₊·n₋."""
+    from scipy.stats import mannwhitneyu
+
     if positive.size == 0 or negative.size == 0:
         return float("nan")
-    scores = np.concatenate([positive, negative])
-    order = scores.argsort(kind="mergesort")
-    ranks = np.empty(scores.size)
-    sorted_scores = scores[order]
-    # average ranks over ties
-    _, first, counts = np.unique(sorted_scores, return_index=True, return_counts=True)
-    average = first + (counts - 1) / 2.0 + 1.0
-    ranks[order] = np.repeat(average, counts)
-    u = ranks[: positive.size].sum() - positive.size * (positive.size + 1) / 2.0
-    return float(u / (positive.size * negative.size))
+    return float(mannwhitneyu(positive, negative).statistic / (positive.size * negative.size))
 
 
 def detector_quality(seeds: Sequence[int], n_windows: int, team_kinds: Sequence[str] | None = None) -> dict[str, Any]:

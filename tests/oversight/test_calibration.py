@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import mannwhitneyu
 
 from dcops.cluster.config import ClusterConfig
 from dcops.cluster.requests import Priority, Request
@@ -101,12 +100,11 @@ def test_the_monitor_flags_an_audited_two_level_overstatement_at_once():
     assert monitor.observe(0, [request], [honest]) == []
 
 
-def test_auroc_is_the_mann_whitney_statistic():
-    rng = np.random.default_rng(0)
-    pos, neg = rng.normal(1.0, 1.0, 300).round(1), rng.normal(0.0, 1.0, 500).round(1)  # with ties
-    expected = mannwhitneyu(pos, neg).statistic / (pos.size * neg.size)
-    assert auroc(pos, neg) == pytest.approx(expected, rel=1e-12)
+def test_auroc_counts_pairs_ordered_with_ties_as_half():
+    # 6 pairs: 3 beats 1 and 2 and ties 3 (2.5); 2 beats 1, ties 2 and loses to 3 (1.5): 4 / 6
+    assert auroc(np.array([3.0, 2.0]), np.array([1.0, 2.0, 3.0])) == pytest.approx(4.0 / 6.0)
     assert auroc(np.array([2.0]), np.array([1.0])) == 1.0 and auroc(np.array([1.0]), np.array([1.0])) == 0.5
+    assert auroc(np.array([0.0]), np.array([1.0])) == 0.0
 
 
 @pytest.mark.parametrize("n_windows", [8, 48])
