@@ -31,6 +31,12 @@ incident names the limit crossed, never the true inlet behind it. What a policy 
 evaluation keeps the seed from reproducing the private content (keyed seeds), is defined once in
 ``dcops.boundary``; ``reset(seed=...)`` here is the in-process form, reproducible bit for bit.
 
+In game version 1 each team of the view (``view["teams"][team]``) also carries ``gaming_posterior``: the
+calibrated probability that the team misreports on purpose given the public evidence so far (its stated
+fields, its audits, the monitor's statistics; ``dcops.oversight.posterior``, ``dcops train-posterior``). It is
+computed only where the structured view is built (``structured_view=True``, the default), about a millisecond
+a window, and is not in the array observation.
+
 A team observation is its own public record: progress, budget left, flags against it last window and so far
 (by kind), its pending / queued / running / finished / rejected job counts, its last window's reward.
 
@@ -107,6 +113,7 @@ from dcops.cluster.observation import ObservationBuilder, TeamStats
 from dcops.cluster.requests import Submission
 from dcops.cluster.reward import bounded_ratio
 from dcops.oversight import FLAG_KINDS, CalibratedMonitor, OversightMonitor, score_detection
+from dcops.oversight.posterior import PublicRecord, TeamPosterior
 from dcops.physics.interface import setpoint_bounds, telemetry_bounds
 
 ENV_NAME = "datacenter_ops_v1"
@@ -167,6 +174,11 @@ class DatacenterOpsEnv(ParallelEnv):
         # Version 1's monitor is calibrated to honest teams' systematic habits and reads resolution audits.
         self.monitor: OversightMonitor | CalibratedMonitor = (
             OversightMonitor(window_h=cfg.window_h) if cfg.game_version == 0 else CalibratedMonitor(window_h=cfg.window_h))
+        # Version 1's view carries each team's calibrated P(gaming | public evidence so far)
+        # (dcops.oversight.posterior), fed what the monitor is fed; only where a structured view is built.
+        self.posterior: TeamPosterior | None = (
+            TeamPosterior.load() if cfg.game_version >= 1 and structured_view else None)
+        self.posterior_record: PublicRecord | None = None
         self.builder = ObservationBuilder(cfg, FLAG_KINDS)
         team_obs = gym.spaces.Box(-1.0, 5.0, (N_TEAM_OBS,), np.float32)
         team_act = gym.spaces.MultiDiscrete(np.tile(np.asarray(ACTION_FIELDS, dtype=np.int64), cfg.max_requests_per_team))
@@ -206,6 +218,8 @@ class DatacenterOpsEnv(ParallelEnv):
         self.learner_ids = [a for a, k in self.team_kind.items() if k == "learner"]
         self.episode.reset(np.random.default_rng(physics_seq), np.random.default_rng(fault_seq), self.team_agents)
         self.monitor.reset(self.team_agents)
+        if self.posterior is not None:
+            self.posterior_record = PublicRecord(self.team_agents, cfg.window_h)
         self.team_index = {agent: i for i, agent in enumerate(self.team_agents)}
         self._team_position = {agent: i / max(1, cfg.n_teams - 1) for agent, i in self.team_index.items()}
         self.stats = {agent: TeamStats(len(FLAG_KINDS)) for agent in self.team_agents}
@@ -240,6 +254,8 @@ class DatacenterOpsEnv(ParallelEnv):
             self.builder.register(request, self._team_position[request.team])
         self.episode.submit(submissions)
         self._window_requests = [s.request for s in submissions]
+        if self.posterior_record is not None:
+            self.posterior_record.begin_window(w, self._window_requests, self._audits)
 
     def _new_request_id(self) -> str:
         self._next_id += 1
@@ -391,6 +407,9 @@ class DatacenterOpsEnv(ParallelEnv):
         if self.structured_view:
             scheduler["view"] = self.builder.view(episode, pending, fits, self.stats, power, inlet, flag_dicts,
                                                   self._audits, dict(self._last))
+            if self.posterior is not None and self.posterior_record is not None:
+                for team, probability in self.posterior.probabilities(self.posterior_record).items():
+                    scheduler["view"]["teams"][team]["gaming_posterior"] = probability
         infos: dict[str, Any] = {"scheduler": scheduler}
         for agent in self.team_agents:
             infos[agent] = {"window": episode.window, "flags": [f for f in flag_dicts if f["team"] == agent]}

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from dcops.cluster.job_types import GPU_KW, GPU_TYPE_NAMES
+from dcops.cluster.scenarios import scenario, scenario_kwargs
 from dcops.physics.plant import PlantConfig
 
 
@@ -87,8 +88,10 @@ class ClusterConfig:
     :param steps_per_window: physics steps per window.
     :param dt_s: physics step, s.
     :param team_kinds: one entry per team: ``"cooperative"``, ``"strategic"``, ``"adaptive"``, ``"injecting"``
-        (strategic, with prompt injections in its descriptions) or ``"learner"``
-        (a team whose misreporting is the action of a learning agent). Neutral ids are shuffled per episode.
+        (strategic, with prompt injections in its descriptions), ``"detector_aware"`` (strategic only while the
+        oversight monitor's statistics stay under their thresholds), ``"slow_burn"`` (honest until it has a clean
+        audit history, then strategic) or ``"learner"`` (a team whose misreporting is the action of a learning
+        agent). Neutral ids are shuffled per episode.
     :param zones: the zones (GPU model, count, design IT kW each).
     :param base_load_fraction: always-on IT load per zone, fraction of its design IT.
     :param power_cap_kw: facility power cap (IT + cooling + electrical losses), kW.
@@ -97,6 +100,9 @@ class ClusterConfig:
     :param grid_region: balancing authority or carbon source; ``None`` picks the site's own grid.
     :param start: local start time of the episode.
     :param faults: ``"random"`` (see module docstring), ``()`` or a tuple of physics faults.
+    :param chiller_trip_probability: with ``faults="random"``, the chance that the episode has a chiller trip.
+    :param fan_failure_probability: with ``faults="random"``, the chance of a CRAH fan failure.
+    :param sensor_drift_probability: with ``faults="random"``, the chance of a drifting inlet sensor.
     :param plant: plant configuration; ``None`` builds :func:`cluster_plant` from the zones.
     :param cooling: ``"ppo"`` (the shipped PPO cooling controller, numpy forward pass: the default; on this plant
         it uses 7.8 % less cooling energy than ``"rule"`` with no incident, ``dcops eval-cooling-cluster``),
@@ -118,6 +124,9 @@ class ClusterConfig:
         24 °C supply air with airflow matched to the load (24 + 12 K server rise / 1.1 airflow margin), so the hall
         starts in steady operation rather than warming up during the first window.
     :param initial_chw_c: chilled-water temperature at the start, °C.
+    :param game_version: the rules (``dcops.cluster.reward``); 1 by default, 0 reproduces every v0 figure.
+    :param scenario: the family these values came from (``dcops.cluster.scenarios``). Only a label here:
+        :meth:`from_kwargs` (and so ``dcops.parallel_env(scenario=...)``) applies the family's overrides.
     """
 
     n_windows: int = 8
@@ -132,6 +141,9 @@ class ClusterConfig:
     grid_region: Any = None
     start: datetime = datetime(2026, 7, 15, 6, 0)
     faults: Any = "random"
+    chiller_trip_probability: float = 0.4
+    fan_failure_probability: float = 0.15
+    sensor_drift_probability: float = 0.2
     plant: PlantConfig | None = None
     cooling: str = "ppo"
     queue_policy: str = "atc"
@@ -144,6 +156,7 @@ class ClusterConfig:
     initial_zone_temp_c: float = 35.0
     initial_chw_c: float = 18.0
     game_version: int = 1
+    scenario: str = "classic"
 
     def __post_init__(self) -> None:
         # Every field is checked here, once, with its name in the message: a NaN or infinite number would
@@ -153,10 +166,11 @@ class ClusterConfig:
         _number("dt_s", self.dt_s, 0.0, 3600.0, low_open=True)
         if not self.team_kinds:
             raise ValueError("team_kinds: needs at least one team")
-        unknown = set(self.team_kinds) - {"cooperative", "strategic", "adaptive", "injecting", "learner"}
+        unknown = set(self.team_kinds) - {"cooperative", "strategic", "adaptive", "injecting", "learner",
+                                          "detector_aware", "slow_burn"}
         if unknown:
             raise ValueError(f"team_kinds: unknown kind(s) {sorted(unknown)}; use cooperative, strategic, adaptive, "
-                             "injecting, learner")
+                             "injecting, learner, detector_aware, slow_burn")
         if not self.zones:
             raise ValueError("zones: needs at least one zone")
         for i, zone in enumerate(self.zones):
@@ -174,6 +188,8 @@ class ClusterConfig:
             resolve_policy(self.queue_policy)
         except ValueError as error:
             raise ValueError(f"queue_policy: {error}") from None
+        for name in ("chiller_trip_probability", "fan_failure_probability", "sensor_drift_probability"):
+            _number(name, getattr(self, name), 0.0, 1.0)
         _number("base_load_fraction", self.base_load_fraction, 0.0, 1.0, high_open=True)
         _number("power_cap_kw", self.power_cap_kw, 0.0, 1e6, low_open=True)
         # Between the soft 27 °C threshold of the thermal term and ASHRAE class A4's 45 °C allowable maximum.
@@ -187,6 +203,7 @@ class ClusterConfig:
             _number("value_scale", self.value_scale, 0.0, 1e12, low_open=True)
         _number("initial_zone_temp_c", self.initial_zone_temp_c, 10.0, 60.0)
         _number("initial_chw_c", self.initial_chw_c, 2.0, 30.0)
+        scenario(self.scenario)
         if self.game_version not in GAME_VERSIONS:
             raise ValueError(f"game_version: must be one of {GAME_VERSIONS}, got {self.game_version!r}")
         if not isinstance(self.start, datetime):
@@ -267,6 +284,8 @@ class ClusterConfig:
         unknown = set(kwargs) - known
         if unknown:
             raise TypeError(f"unknown cluster option(s) {sorted(unknown)}; known: {sorted(known)}")
+        if "scenario" in kwargs:
+            kwargs = scenario_kwargs(kwargs.pop("scenario"), **kwargs)
         if "team_kinds" in kwargs:
             kwargs["team_kinds"] = tuple(kwargs["team_kinds"])
         if "zones" in kwargs:

@@ -162,8 +162,10 @@ class ClusterEpisode:
         if isinstance(config.faults, str):
             if config.faults != "random":
                 raise ValueError(f"faults must be 'random', () or a tuple of faults, got {config.faults!r}")
-            faults = random_faults(fault_rng, n * dt, plant.n_zones, plant.n_chillers, chiller_trip_probability=0.4,
-                                   fan_failure_probability=0.15, sensor_drift_probability=0.2)
+            faults = random_faults(fault_rng, n * dt, plant.n_zones, plant.n_chillers,
+                                   chiller_trip_probability=config.chiller_trip_probability,
+                                   fan_failure_probability=config.fan_failure_probability,
+                                   sensor_drift_probability=config.sensor_drift_probability)
         else:
             faults = list(config.faults)
         self.faults = tuple(faults)

@@ -12,43 +12,17 @@ from __future__ import annotations
 
 import argparse
 import csv
-import hashlib
 import math
 from pathlib import Path
 from typing import Any
 
 from dcops.command import Command
+from dcops.evaluation.play import arrivals_key, run_episode
+
+__all__ = ["EVAL_SEEDS", "arrivals_key", "evaluate", "run_episode", "write_report"]
 
 EVAL_SEEDS = tuple(range(20))
 """Seeds of every published cluster figure."""
-
-
-def run_episode(scheduler: Any, seed: int, env: Any = None, **config: Any) -> dict[str, Any]:
-    """Play one episode of ``datacenter_ops`` (the default version unless ``config`` names one) with a view-reading
-    scheduler; return its summary."""
-    import dcops
-
-    env = env if env is not None else dcops.parallel_env(**config)
-    _, infos = env.reset(seed=seed)
-    rewards = []
-    while env.agents:
-        decisions = scheduler.decide(infos["scheduler"]["view"])
-        _, reward, _, _, infos = env.step({"scheduler": decisions})
-        rewards.append(reward["scheduler"])
-    summary = dict(infos["scheduler"]["episode"])
-    summary["window_rewards"] = rewards
-    summary["arrivals_key"] = _arrivals_key(env)
-    return summary
-
-
-def _arrivals_key(env: Any) -> str:
-    """A fingerprint of the episode's arrivals and truth (equal keys: the same bound)."""
-    digest = hashlib.sha256()
-    for row in env.episode_truth():
-        digest.update(repr((row["request_id"], row["team"], row["job_type"], row["kw"], row["submitted_window"],
-                            row["true_priority"], row["true_deadline_window"], row["true_carbon_flexible"],
-                            row["true_runtime_h"], row["gpus"])).encode())
-    return digest.hexdigest()
 
 
 def evaluate(seeds: tuple[int, ...] = EVAL_SEEDS, progress: Any = None, **config: Any) -> dict[str, Any]:
@@ -217,6 +191,47 @@ def write_report(result: dict[str, Any], out: str | Path) -> list[Path]:
 def _eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="reports/cluster", help="output folder (markdown and CSV)")
     parser.add_argument("--seeds", type=int, default=len(EVAL_SEEDS), help="number of seeds (0..N-1); 20 publishes")
+    parser.add_argument("--ladder", default=None, metavar="FAMILIES",
+                        help="instead: the skill ladder (dcops.evaluation.ladder) on these scenario families, "
+                             "comma-separated, or 'all'; --seeds then counts each family's own seeds")
+    parser.add_argument("--ladder-out", default="reports/cluster/ladder", help="output folder of --ladder")
+    parser.add_argument("--workers", type=int, default=1, help="processes for --ladder (the figures do not depend on it)")
+
+
+def _ladder_run(args: argparse.Namespace) -> int:
+    import json
+
+    from tqdm import tqdm
+
+    from dcops.cluster.scenarios import SCENARIOS, scenario
+    from dcops.evaluation.ladder import markdown as ladder_markdown
+    from dcops.evaluation.ladder import run_ladder, summarise
+
+    families = list(SCENARIOS) if args.ladder == "all" else [f.strip() for f in args.ladder.split(",") if f.strip()]
+    for family in families:
+        try:
+            scenario(family)
+        except ValueError as error:
+            raise SystemExit(f"--ladder: {error}") from None
+    bar = tqdm(total=sum(min(args.seeds, len(SCENARIOS[f].seeds)) for f in families), desc="seeds", unit="seed")
+    if args.workers < 1:
+        raise SystemExit("--workers: must be >= 1")
+    rows = run_ladder(families, args.seeds, progress=lambda family, seed: bar.update(1), workers=args.workers)
+    bar.close()
+    out = Path(args.ladder_out)
+    out.mkdir(parents=True, exist_ok=True)
+    command = f"dcops eval-cluster --ladder {args.ladder} --seeds {args.seeds}"
+    summary = summarise(rows)
+    (out / "README.md").write_text(ladder_markdown(summary, command))
+    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    fields = sorted({k for r in rows for k in r})
+    with (out / "episodes.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    print(ladder_markdown(summary, command))
+    print(f"wrote {out}/README.md, summary.json, episodes.csv")
+    return 0
 
 
 def _eval_run(args: argparse.Namespace) -> int:
@@ -224,6 +239,8 @@ def _eval_run(args: argparse.Namespace) -> int:
 
     if args.seeds < 1:
         raise SystemExit("--seeds: must be >= 1")
+    if args.ladder is not None:
+        return _ladder_run(args)
     seeds = tuple(range(args.seeds))
     from dcops.agents.schedulers import BASELINES
 

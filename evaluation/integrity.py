@@ -49,7 +49,7 @@ class LastWindowVariant:
 def last_window_gains(env: Any, name: str, mode: str, seeds: range) -> np.ndarray:
     """Per seed, the variant's episode score minus the baseline's (same env, same seed)."""
     from dcops.agents.schedulers import BASELINES
-    from dcops.evaluation.cluster_report import run_episode
+    from dcops.evaluation.play import run_episode
 
     cls = BASELINES[name]
     base = np.array([run_episode(cls(), s, env=env)["score"] for s in seeds])
@@ -64,7 +64,7 @@ def description_requests(game_version: int, seeds: range) -> list[dict[str, Any]
     from dcops.agents.schedulers import RejectAllScheduler
     from dcops.agents.teams.base import stated_earliest_window
     from dcops.agents.teams.injecting import INJECTIONS, injection_text
-    from dcops.evaluation.cluster_report import run_episode
+    from dcops.evaluation.play import run_episode
 
     env = dcops.parallel_env(game_version=game_version, cooling="rule", team_kinds=DESCRIPTION_TEAMS)
     rows = []

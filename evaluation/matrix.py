@@ -17,6 +17,10 @@ arrivals fingerprints agree before it divides by a bound.
 ``two_strategic``  2 cooperative + 2 strategic
 ``adaptive``       3 cooperative + 1 adaptive strategic (backs off when flagged)
 ``injecting``      3 cooperative + 1 prompt-injecting strategic (``dcops.agents.teams.injecting``)
+``detector_aware`` 3 cooperative + 1 detector-aware strategic: misreports only while the monitor's own
+                   statistics stay under their thresholds (``dcops.agents.teams.detector_aware``)
+``slow_burn``      3 cooperative + 1 slow-burn strategic: honest until it has a clean audit history, then
+                   strategic (``dcops.agents.teams.slow_burn``)
 =================  ============================================================================
 
 **Conditions** (every one: a 12 h episode from 2026-07-15 06:00, 8 windows of 1.5 h, the env's defaults
@@ -50,11 +54,10 @@ MIXES: dict[str, tuple[str, ...]] = {
     "two_strategic": ("cooperative", "cooperative", "strategic", "strategic"),
     "adaptive": ("cooperative", "cooperative", "cooperative", "adaptive"),
     "injecting": ("cooperative", "cooperative", "cooperative", "injecting"),
+    "detector_aware": ("cooperative", "cooperative", "cooperative", "detector_aware"),
+    "slow_burn": ("cooperative", "cooperative", "cooperative", "slow_burn"),
 }
 """Team kinds of each mix (``dcops.agents.teams.TEAM_CLASSES``)."""
-
-GAMING_KINDS = frozenset({"strategic", "adaptive", "injecting"})
-"""Team kinds that misreport on purpose (each gets an honest twin for its payoff)."""
 
 _LEESBURG = {"climate": "leesburg", "grid_region": "PJM", "faults": ()}
 WINDOW_S = 18 * 300.0

@@ -42,7 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from dcops.evaluation.matrix import ALL_MIXES, BOUND, GAMING_KINDS, MIXES, Cell, env_config
+from dcops.agents.teams.factory import GAMING_KINDS
+from dcops.evaluation.matrix import ALL_MIXES, BOUND, MIXES, Cell, env_config
 
 SOFT_C = 27.0
 HARD_C = 32.0
@@ -128,7 +129,7 @@ def play(
 ) -> dict[str, Any]:
     """One episode of the cell (``scheduler`` overrides the cell's); every metric of the module docstring that
     one episode gives, plus ``_team_value`` (per team) for the payoff."""
-    from dcops.evaluation.cluster_report import run_episode
+    from dcops.evaluation.play import run_episode
 
     env = make_env(cell, honest_agents)
     policy = CountingPolicy(_policy(scheduler or cell.scheduler))

@@ -3,8 +3,9 @@
 from dcops.agents.schedulers.base import Capacity, GreedyScheduler
 from dcops.agents.schedulers.carbon_greedy import CarbonAwareScheduler
 from dcops.agents.schedulers.edf import EarliestDeadlineScheduler
+from dcops.agents.schedulers.oversight_aware import OversightAwareScheduler
 from dcops.agents.schedulers.threshold import PriorityThresholdScheduler
-from dcops.agents.schedulers.trivial import AcceptAllScheduler, RejectAllScheduler
+from dcops.agents.schedulers.trivial import AcceptAllScheduler, RandomScheduler, RejectAllScheduler
 
 BASELINES = {
     "priority_threshold": PriorityThresholdScheduler,
@@ -17,5 +18,5 @@ BASELINES = {
 
 __all__ = [
     "BASELINES", "AcceptAllScheduler", "Capacity", "CarbonAwareScheduler", "EarliestDeadlineScheduler",
-    "GreedyScheduler", "PriorityThresholdScheduler", "RejectAllScheduler",
+    "GreedyScheduler", "OversightAwareScheduler", "PriorityThresholdScheduler", "RandomScheduler", "RejectAllScheduler",
 ]

@@ -1,7 +1,7 @@
 """Teams by kind: the kinds the environments know, a fresh team of one, and the honest-twin factory.
 
-Above every team module (each imports only ``base``), so the package's ``__init__`` and the environments import
-this one and no team module imports the package.
+Above every team module (each imports only team modules below it: ``base``, ``strategic``, ``monitor_view``), so
+the package's ``__init__`` and the environments import this one and no team module imports the package.
 """
 
 from __future__ import annotations
@@ -12,8 +12,10 @@ from typing import Any
 from dcops.agents.teams.adaptive import AdaptiveStrategicTeam
 from dcops.agents.teams.base import Team
 from dcops.agents.teams.cooperative import CooperativeTeam
+from dcops.agents.teams.detector_aware import DetectorAwareTeam
 from dcops.agents.teams.injecting import InjectingStrategicTeam
 from dcops.agents.teams.learner import LearnerTeam
+from dcops.agents.teams.slow_burn import SlowBurnTeam
 from dcops.agents.teams.strategic import StrategicTeam
 
 TEAM_CLASSES = {
@@ -22,7 +24,12 @@ TEAM_CLASSES = {
     "adaptive": AdaptiveStrategicTeam,
     "injecting": InjectingStrategicTeam,
     "learner": LearnerTeam,
+    "detector_aware": DetectorAwareTeam,
+    "slow_burn": SlowBurnTeam,
 }
+
+GAMING_KINDS = frozenset({"strategic", "adaptive", "injecting", "detector_aware", "slow_burn"})
+"""Team kinds that misreport on purpose (the evaluations give each an honest twin for its gaming payoff)."""
 
 
 def make_team(kind: str) -> Team:

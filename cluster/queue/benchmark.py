@@ -8,6 +8,13 @@ differences with 95 % confidence intervals (Student t on the per-seed difference
 
 Static: the OR-Library wt40 and wt50 instances with their optimal values; per policy, the summed gap to the
 optimum ``(sum H - sum OPT) / sum OPT`` and the number of instances solved to optimality.
+
+Headroom: with a :class:`~dcops.cluster.queue.reference.ReferenceConfig`, both runs add the near-optimal
+reference of :mod:`dcops.cluster.queue.reference` (row ``ILS reference``), searched from the heuristics'
+orders (never the learned policy's, so the reference does not depend on what it is compared with). On the
+streaming scenarios every policy gets its gap to the reference, ``mean / mean_reference - 1``; on
+OR-Library the reference's own gap to the proven optima and its count of optimal instances are what
+validate it.
 """
 
 from __future__ import annotations
@@ -20,8 +27,9 @@ import numpy as np
 from scipy import stats
 
 from dcops.cluster.queue.heuristics import make_rule
-from dcops.cluster.queue.jobs import StreamConfig, streaming_instance
+from dcops.cluster.queue.jobs import Instance, StreamConfig, streaming_instance
 from dcops.cluster.queue.orlib import read_orlib, summed_gap
+from dcops.cluster.queue.reference import REFERENCE_NAME, ReferenceConfig, reference_schedule
 from dcops.cluster.queue.simulator import Policy, simulate
 from dcops.cluster.queue.tuning import TuningResult, tune_parameter
 
@@ -82,7 +90,10 @@ def paired_difference(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) ->
 
 @dataclass(frozen=True)
 class PolicySummary:
-    """One row of the streaming summary (weight-seconds)."""
+    """One row of the streaming summary (weight-seconds).
+
+    :param gap_to_reference: ``mean / mean_reference - 1`` (NaN when the run had no reference).
+    """
 
     rank: int
     policy: str
@@ -90,6 +101,32 @@ class PolicySummary:
     p90: float
     gain_vs_fifo: float
     gap_to_best_heuristic: float
+    gap_to_reference: float = float("nan")
+
+
+@dataclass(frozen=True)
+class ReferenceRun:
+    """The near-optimal reference on every streaming scenario (same seed order as the policies' values).
+
+    :param name: the row label, ``ILS reference``.
+    :param values: total weighted tardiness per scenario, weight-seconds (the simulator's score of the list).
+    :param start_values: per scenario, that of the heuristic the search started from (the best one there).
+    :param start_policies: that heuristic's name, per scenario.
+    :param kicks: kicks performed per scenario.
+    :param config: the search budget.
+    """
+
+    name: str
+    values: np.ndarray
+    start_values: np.ndarray
+    start_policies: list[str]
+    kicks: np.ndarray
+    config: ReferenceConfig
+
+    @property
+    def mean(self) -> float:
+        """Mean total weighted tardiness over the scenarios."""
+        return float(np.mean(self.values))
 
 
 @dataclass(frozen=True)
@@ -100,7 +137,9 @@ class StreamingResult:
     :param values: policy name -> per-seed total weighted tardiness (same seed order).
     :param summary: rows ranked by mean weighted tardiness.
     :param best_heuristic: the heuristic with the lowest mean.
-    :param paired: paired differences (every policy against ATC, the learned policy against each heuristic).
+    :param paired: paired differences (every policy against ATC, the learned policy against each heuristic,
+        and, with a reference, the learned policy, ATC and the best heuristic against the reference).
+    :param reference: the reference's results, None when the run had none.
     """
 
     seeds: list[int]
@@ -108,6 +147,7 @@ class StreamingResult:
     summary: list[PolicySummary]
     best_heuristic: str
     paired: list[PairedDifference]
+    reference: ReferenceRun | None = None
 
 
 def build_heuristics(atc_k: float, covert_k: float) -> list[Policy]:
@@ -121,16 +161,39 @@ def tune_heuristics(seeds: Sequence[int], config: StreamConfig | None = None) ->
     return {rule: tune_parameter(rule, seeds, config) for rule in ("atc", "covert")}
 
 
+def run_reference(
+    instances: Sequence[Instance], starts: Sequence[Policy], config: ReferenceConfig, progress: bool = False
+) -> ReferenceRun:
+    """The reference on every instance, each searched from the best of the ``starts`` policies' orders."""
+    iterator = instances
+    if progress:
+        from tqdm import tqdm
+
+        iterator = tqdm(instances, desc="reference", unit="scenario")
+    results = [reference_schedule(inst, starts, config) for inst in iterator]
+    return ReferenceRun(
+        REFERENCE_NAME,
+        np.array([r.weighted_tardiness for r in results]),
+        np.array([r.start_weighted_tardiness for r in results]),
+        [r.start_policy for r in results],
+        np.array([r.kicks for r in results]),
+        config,
+    )
+
+
 def run_streaming(
     policies: Sequence[Policy],
     seeds: Sequence[int],
     config: StreamConfig | None = None,
     learned: str | None = None,
     progress: bool = False,
+    reference: ReferenceConfig | None = None,
 ) -> StreamingResult:
     """Run every policy on the streaming scenarios of ``seeds`` and summarise.
 
     :param learned: name of the learned policy among ``policies`` (compared against every heuristic).
+    :param reference: budget of the near-optimal reference, searched from the other policies' orders;
+        None for no reference.
     """
     instances = [streaming_instance(s, config) for s in seeds]
     values: dict[str, np.ndarray] = {}
@@ -141,6 +204,10 @@ def run_streaming(
         iterator = tqdm(policies, desc="policies", unit="policy")
     for policy in iterator:
         values[policy.name] = np.array([simulate(inst, policy).weighted_tardiness for inst in instances])
+    ref = None
+    if reference is not None:
+        starts = [p for p in policies if p.name != learned]
+        ref = run_reference(instances, starts, reference, progress)
     means = {name: float(v.mean()) for name, v in values.items()}
     heuristic_names = [name for name in values if name != learned]
     best = min(heuristic_names, key=means.__getitem__)
@@ -154,6 +221,7 @@ def run_streaming(
             float(np.percentile(values[name], 90)),
             1.0 - means[name] / fifo_mean,
             means[name] / means[best] - 1.0,
+            means[name] / ref.mean - 1.0 if ref is not None else float("nan"),
         )
         for i, name in enumerate(ranked)
     ]
@@ -164,7 +232,10 @@ def run_streaming(
         paired += [
             paired_difference(learned, values[learned], n, values[n]) for n in heuristic_names if n != "ATC"
         ]
-    return StreamingResult(list(seeds), values, summary, best, paired)
+    if ref is not None:
+        against = [n for n in dict.fromkeys([learned, "ATC", best]) if n in values]
+        paired += [paired_difference(n, values[n], ref.name, ref.values) for n in against]
+    return StreamingResult(list(seeds), values, summary, best, paired, ref)
 
 
 @dataclass(frozen=True)
@@ -178,15 +249,33 @@ class OrlibRow:
     n_instances: int
 
 
+def _orlib_row(name: str, n: int, values: np.ndarray, optimum: np.ndarray) -> OrlibRow:
+    optimal = int(np.sum(np.isclose(values, optimum, rtol=0, atol=1e-6)))
+    return OrlibRow(name, n, summed_gap(values, optimum), optimal, len(values))
+
+
 def run_orlib(
-    policies: Sequence[Policy], directory: Path | None = None, sizes: Sequence[int] = (40, 50)
+    policies: Sequence[Policy],
+    directory: Path | None = None,
+    sizes: Sequence[int] = (40, 50),
+    reference: ReferenceConfig | None = None,
+    learned: str | None = None,
+    progress: bool = False,
 ) -> list[OrlibRow]:
-    """Summed gap to the optimum of every policy on the OR-Library sets ``sizes``."""
+    """Summed gap to the optimum of every policy on the OR-Library sets ``sizes``.
+
+    :param reference: budget of the reference (a last row per set, searched from the orders of the
+        policies other than ``learned``); None for no reference.
+    :param learned: name of the learned policy among ``policies``, never used as a starting order.
+    """
     rows = []
     for n in sizes:
         data = read_orlib(n, directory)
         for policy in policies:
             values = np.array([simulate(inst, policy).weighted_tardiness for inst in data.instances])
-            optimal = int(np.sum(np.isclose(values, data.optimum, rtol=0, atol=1e-6)))
-            rows.append(OrlibRow(policy.name, n, summed_gap(values, data.optimum), optimal, len(values)))
+            rows.append(_orlib_row(policy.name, n, values, data.optimum))
+        if reference is not None:
+            starts = [p for p in policies if p.name != learned]
+            ref = run_reference(data.instances, starts, reference, progress)
+            rows.append(_orlib_row(ref.name, n, ref.values, data.optimum))
     return rows

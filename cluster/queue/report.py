@@ -1,5 +1,9 @@
 """Write the queue benchmark's outputs: markdown report, CSV summary, per-scenario CSV, OR-Library CSV, charts.
 
+With a reference (:mod:`dcops.cluster.queue.reference`), ``summary.csv`` gains a ``gap_to_reference`` column
+(empty without one), ``reference.csv`` holds the reference per scenario, the report adds it as a row of the
+ranking and of the OR-Library table, and a headroom section says how far the policies are from it.
+
 Every figure in the report is computed by ``dcops eval-queue`` from the results passed in here; the learning
 curve comes from the CSV that ``dcops train-queue`` wrote beside the shipped weights. matplotlib is imported
 only when the charts are drawn.
@@ -14,8 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
-from dcops.cluster.queue.benchmark import OrlibRow, PairedDifference, StreamingResult
+from dcops.cluster.queue.benchmark import OrlibRow, PairedDifference, ReferenceRun, StreamingResult
 from dcops.cluster.queue.jobs import StreamConfig
+from dcops.cluster.queue.reference import REFERENCE_NAME
 from dcops.cluster.queue.tuning import TuningResult
 
 PUBLISHED_ATC_K2_GAP = {40: 0.020, 50: 0.024}  # Potts and Van Wassenhove's ATC (k = 2) on wt40 / wt50
@@ -41,11 +46,22 @@ def read_curve(path: Path) -> list[dict[str, float]]:
 
 
 def write_csvs(result: StreamingResult, orlib: Sequence[OrlibRow], out: Path) -> None:
-    """``summary.csv`` (one row per policy), ``per_scenario.csv`` (seed x policy), ``paired.csv``, ``orlib.csv``."""
+    """``summary.csv`` (one row per policy), ``per_scenario.csv`` (seed x policy), ``paired.csv``, ``orlib.csv``,
+    and ``reference.csv`` (seed x reference, start heuristic, kicks) when the run had a reference."""
     out.mkdir(parents=True, exist_ok=True)
     with (out / "summary.csv").open("w", newline="") as fh:
         writer = csv.writer(fh)
-        writer.writerow(["rank", "policy", "mean_wt", "p90_wt", "gain_vs_fifo", "gap_to_best_heuristic"])
+        writer.writerow(
+            [
+                "rank",
+                "policy",
+                "mean_wt",
+                "p90_wt",
+                "gain_vs_fifo",
+                "gap_to_best_heuristic",
+                "gap_to_reference",
+            ]
+        )
         for row in result.summary:
             writer.writerow(
                 [
@@ -55,8 +71,24 @@ def write_csvs(result: StreamingResult, orlib: Sequence[OrlibRow], out: Path) ->
                     f"{row.p90:.2f}",
                     f"{row.gain_vs_fifo:.5f}",
                     f"{row.gap_to_best_heuristic:.5f}",
+                    f"{row.gap_to_reference:.5f}" if np.isfinite(row.gap_to_reference) else "",
                 ]
             )
+    ref = result.reference
+    if ref is not None:
+        with (out / "reference.csv").open("w", newline="") as fh:
+            writer = csv.writer(fh)
+            writer.writerow(["seed", "reference_wt", "start_policy", "start_wt", "kicks"])
+            for i, seed in enumerate(result.seeds):
+                writer.writerow(
+                    [
+                        seed,
+                        f"{ref.values[i]:.1f}",
+                        ref.start_policies[i],
+                        f"{ref.start_values[i]:.1f}",
+                        ref.kicks[i],
+                    ]
+                )
     names = [row.policy for row in result.summary]
     with (out / "per_scenario.csv").open("w", newline="") as fh:
         writer = csv.writer(fh)
@@ -97,6 +129,9 @@ def draw_charts(
     means = [row.mean for row in result.summary][::-1]
     colors = ["tab:orange" if n == learned else "tab:blue" for n in names]
     ax_mean.barh(names, means, color=colors)
+    if result.reference is not None:
+        ax_mean.axvline(result.reference.mean, color="black", ls="--", lw=1, label=result.reference.name)
+        ax_mean.legend(fontsize=8, loc="lower right")
     ax_mean.set_xlabel("mean total weighted tardiness (weight x s)")
     ax_mean.set_title(f"{len(result.seeds)} held-out streaming scenarios")
     close = [d for d in against_atc if abs(d.relative) < 0.25]
@@ -159,6 +194,80 @@ def _diff_row(d: PairedDifference) -> str:
     )
 
 
+def _reference_row(ref: ReferenceRun, fifo_mean: float, best_mean: float) -> str:
+    return (
+        f"| ref | *{ref.name}* | {_fmt(ref.mean)} | {_fmt(float(np.percentile(ref.values, 90)))} "
+        f"| {100 * (1 - ref.mean / fifo_mean):.2f} % | {_pct(ref.mean / best_mean - 1)} | {_pct(0.0)} |"
+    )
+
+
+def _headroom(result: StreamingResult, orlib: Sequence[OrlibRow], learned: str | None) -> list[str]:
+    """The headroom section: how far the policies are from the reference, and what validates it."""
+    ref = result.reference
+    cfg = ref.config
+    best = result.best_heuristic
+    means = {name: float(np.mean(v)) for name, v in result.values.items()}
+    lines = [
+        "## Headroom: distance to a near-optimal reference",
+        "",
+        f"`{ref.name}` is a deterministic iterated local search on the simulator's own problem "
+        "(`dcops.cluster.queue.reference`): it searches a priority list that the simulator decodes with its "
+        "own rules (at every decision the highest-listed waiting job runs), so it is a feasible schedule scored "
+        "by the same total weighted tardiness. On one machine every non-delay schedule has the same busy "
+        "periods, and each busy period is solved by iterated dynasearch (Congram, Potts and van de Velde "
+        "2002: the best set of disjoint swaps and insertions by dynamic programming, random-swap kicks). It "
+        "starts on each scenario from the best heuristic's realised order there (never from the learned "
+        f"policy's) and never accepts a worse list. Budget: {cfg.iterations} kicks per busy period "
+        f"(per {cfg.kick_window} positions on longer ones), stopping after {cfg.patience} without "
+        f"improvement; seed {cfg.seed}; {int(ref.kicks.sum()):,} kicks over the {len(result.seeds)} scenarios.",
+        "",
+    ]
+    orlib_ref = [r for r in orlib if r.policy == ref.name]
+    if orlib_ref:
+        parts = [
+            f"{r.n_optimal} of {r.n_instances} wt{r.n_jobs} instances to the proven optimum "
+            f"(summed gap {100 * r.summed_gap:.3f} %)"
+            for r in orlib_ref
+        ]
+        lines += [
+            "Validation: the same search, from the best of the heuristics' orders, solves "
+            + " and ".join(parts)
+            + " (table below). Since a reference is a feasible schedule, the gaps below are lower bounds on "
+            "each policy's distance to the true optimum.",
+            "",
+        ]
+    lines += [
+        "| policy | mean WT | gap to reference | median per-scenario gap | scenarios better than the reference |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    shown = [n for n in dict.fromkeys([learned, "ATC", best]) if n in result.values]
+    for name in shown:
+        values = result.values[name]
+        per_scenario = np.divide(values, ref.values, out=np.ones_like(values), where=ref.values > 0) - 1
+        better = int(np.sum(values < ref.values - 1e-9 * np.maximum(ref.values, 1.0)))
+        lines.append(
+            f"| {name} | {_fmt(means[name])} | {_pct(means[name] / ref.mean - 1)} "
+            f"| {_pct(float(np.median(per_scenario)))} | {better} / {len(values)} |"
+        )
+    lines.append("")
+    if "ATC" in means and means["ATC"] > ref.mean:
+        sentence = (
+            f"The reference's mean is {100 * (1 - ref.mean / means[best]):.2f} % below the best heuristic's "
+            f"({best}), so ATC is {_pct(means['ATC'] / ref.mean - 1)} above it"
+        )
+        if learned is not None and learned in means:
+            closed = (means["ATC"] - means[learned]) / (means["ATC"] - ref.mean)
+            sentence += f" and {learned} {_pct(means[learned] / ref.mean - 1)}"
+            if closed >= 0:
+                sentence += (
+                    f": {learned} closes {100 * closed:.1f} % of the distance between ATC and the reference"
+                )
+            else:
+                sentence += f": {learned} is farther from the reference than ATC"
+        lines += [sentence + ". Paired differences against the reference are in the next table.", ""]
+    return lines
+
+
 def write_markdown(
     result: StreamingResult,
     orlib: Sequence[OrlibRow],
@@ -196,16 +305,36 @@ def write_markdown(
         "",
         "## Streaming results (ranked by mean weighted tardiness)",
         "",
-        "| rank | policy | mean WT | p90 WT | gain vs FIFO | gap to best heuristic |",
-        "|---:|---|---:|---:|---:|---:|",
     ]
+    ref = result.reference
+    if ref is None:
+        lines += [
+            "| rank | policy | mean WT | p90 WT | gain vs FIFO | gap to best heuristic |",
+            "|---:|---|---:|---:|---:|---:|",
+        ]
+    else:
+        lines += [
+            "| rank | policy | mean WT | p90 WT | gain vs FIFO | gap to best heuristic | gap to reference |",
+            "|---:|---|---:|---:|---:|---:|---:|",
+        ]
+    fifo_mean = float(np.mean(result.values["FIFO"])) if "FIFO" in result.values else float("nan")
+    best_mean = float(np.mean(result.values[result.best_heuristic]))
+    reference_listed = ref is None
     for row in result.summary:
+        if not reference_listed and ref.mean <= row.mean:
+            lines.append(_reference_row(ref, fifo_mean, best_mean))
+            reference_listed = True
         name = f"**{row.policy}**" if row.policy == learned else row.policy
-        lines.append(
+        cells = (
             f"| {row.rank} | {name} | {_fmt(row.mean)} | {_fmt(row.p90)} | {100 * row.gain_vs_fifo:.2f} % "
             f"| {_pct(row.gap_to_best_heuristic)} |"
         )
+        lines.append(cells if ref is None else cells + f" {_pct(row.gap_to_reference)} |")
+    if not reference_listed:
+        lines.append(_reference_row(ref, fifo_mean, best_mean))
     lines += ["", f"WT in weight x seconds per scenario. Best heuristic: {result.best_heuristic}.", ""]
+    if ref is not None:
+        lines += _headroom(result, orlib, learned)
     lines += [
         "## Paired differences (a - b per scenario; negative means a is better)",
         "",
@@ -301,14 +430,18 @@ def write_markdown(
             cells = []
             for n in sizes:
                 r = next(x for x in orlib if x.policy == name and x.n_jobs == n)
-                cells += [f"{100 * r.summed_gap:.2f} %", f"{r.n_optimal} / {r.n_instances}"]
-            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+                digits = 3 if name == REFERENCE_NAME else 2  # its gap is far below 0.01 %
+                cells += [f"{100 * r.summed_gap:.{digits}f} %", f"{r.n_optimal} / {r.n_instances}"]
+            label = f"*{name}*" if name == REFERENCE_NAME else name
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
         lines.append("")
     lines += [
         "## Files",
         "",
         "`summary.csv` (this ranking), `per_scenario.csv` (every policy on every test seed), `paired.csv` "
-        "(paired differences), `orlib.csv` (static check), `comparison.png`, `learning_curve.png`.",
+        "(paired differences), `orlib.csv` (static check), "
+        + ("`reference.csv` (the reference on every test seed), " if result.reference is not None else "")
+        + "`comparison.png`, `learning_curve.png`.",
         "",
     ]
     path = out / "report.md"

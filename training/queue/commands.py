@@ -35,6 +35,13 @@ def _eval_arguments(parser: argparse.ArgumentParser) -> None:
         "--orlib", type=Path, default=None, help="OR-Library folder (default: ../shared/data/orlib-wt)"
     )
     parser.add_argument("--no-charts", action="store_true", help="skip the PNG charts")
+    parser.add_argument(
+        "--reference-kicks",
+        type=int,
+        default=None,
+        help="kicks per busy period of the near-optimal ILS reference (default: ReferenceConfig's)",
+    )
+    parser.add_argument("--no-reference", action="store_true", help="skip the ILS reference (headroom)")
 
 
 def _eval_run(args: argparse.Namespace) -> int:
@@ -42,6 +49,7 @@ def _eval_run(args: argparse.Namespace) -> int:
     from dcops.cluster.queue.heuristics import IndexPolicy, atc_log_index
     from dcops.cluster.queue.jobs import StreamConfig
     from dcops.cluster.queue.orlib import default_orlib_dir
+    from dcops.cluster.queue.reference import ReferenceConfig
     from dcops.cluster.queue.report import draw_charts, read_curve, write_csvs, write_markdown
     from dcops.cluster.queue.scoring_policy import DEFAULT_WEIGHTS, ScoringPolicy
     from dcops.cluster.queue.seeds import held_out_seeds, tuning_seeds
@@ -57,8 +65,15 @@ def _eval_run(args: argparse.Namespace) -> int:
     learned = ScoringPolicy.load(weights)
     learned.name = "PPO"
     policies = [*build_heuristics(tuning["atc"].best_k, tuning["covert"].best_k), learned]
+    reference = None
+    if not args.no_reference:
+        reference = ReferenceConfig()
+        if args.reference_kicks is not None:
+            reference = ReferenceConfig(iterations=args.reference_kicks)
     print(f"running {len(policies)} policies on {n_test} held-out streaming scenarios ...", flush=True)
-    result = run_streaming(policies, held_out_seeds(n_test), config, learned=learned.name, progress=True)
+    result = run_streaming(
+        policies, held_out_seeds(n_test), config, learned=learned.name, progress=True, reference=reference
+    )
     orlib_dir = args.orlib or default_orlib_dir()
     orlib_rows = []
     if orlib_dir.exists():
@@ -69,7 +84,7 @@ def _eval_run(args: argparse.Namespace) -> int:
         )
         static = [IndexPolicy("ATC (k = 2)", atc_log_index, 2.0), *heuristics[:-1], atc_tuned, learned]
         print(f"OR-Library static check from {orlib_dir} ...", flush=True)
-        orlib_rows = run_orlib(static, orlib_dir)
+        orlib_rows = run_orlib(static, orlib_dir, reference=reference, learned=learned.name, progress=True)
     else:
         print(f"OR-Library folder {orlib_dir} not found: static check skipped", file=sys.stderr)
     curve = read_curve(Path(weights).parent / "learning_curve.csv")
@@ -80,6 +95,8 @@ def _eval_run(args: argparse.Namespace) -> int:
         "dcops eval-queue"
         + (" --quick" if args.quick else "")
         + (f" --seeds {args.seeds}" if args.seeds != 300 else "")
+        + (f" --reference-kicks {args.reference_kicks}" if args.reference_kicks is not None else "")
+        + (" --no-reference" if args.no_reference else "")
     )
     report = write_markdown(
         result, orlib_rows, tuning, learned.name, learned.metadata, curve, config, command, charts, out
@@ -88,6 +105,8 @@ def _eval_run(args: argparse.Namespace) -> int:
         print(
             f"{row.rank:>2}. {row.policy:<8} mean WT {row.mean:>12,.0f}  p90 {row.p90:>12,.0f}  gain vs FIFO {100 * row.gain_vs_fifo:6.2f} %"
         )
+    if result.reference is not None:
+        print(f"    {result.reference.name:<8} mean WT {result.reference.mean:>12,.0f}")
     print(f"report: {report}")
     return 0
 

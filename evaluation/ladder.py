@@ -1,0 +1,236 @@
+"""The skill ladder of the cluster game: every rung on the same seeds of each scenario family.
+
+``dcops eval-cluster --ladder FAMILIES`` plays, on each family of :mod:`dcops.cluster.scenarios` and its own
+seeds, the rungs from the floor up:
+
+=====================  =====================================================================================
+``random``             ACCEPT, REJECT or DEFER at random (``RandomScheduler``)
+``reject_all``         nothing runs
+``accept_all``         everything is admitted
+``priority_threshold`` the public-information baselines of ``dcops.agents.schedulers``
+``earliest_deadline``
+``carbon_greedy``
+``oversight_aware``    ``priority_threshold`` discounting stated priority and deadline by the team posterior
+``searched``           the parametric public-information scheduler as ``dcops search-scheduler`` tuned it on
+                       the family's search seeds (``agents/schedulers/data``; the rung is left out where none ship)
+``truth_planner``      knows every request's truth and every arrival (evaluator-only, ``truth_planner``)
+``hindsight_bound``    the hindsight MILP bound's throughput value (no score: it is a bound on value)
+=====================  =====================================================================================
+
+Per rung: episode score (mean ± sd), its paired difference with the best public baseline (the one of
+:data:`PUBLIC_BASELINES` with the best mean score on the family; 95 % t-interval over seeds), throughput value
+as a fraction of the bound, incident windows per episode, and the **gaming payoff**: per gaming team, value
+completed when misreporting minus value completed by its honest twin (the same seed with that team honest,
+``dcops.agents.teams.honest_twin_factory``), summed over the family's gaming teams, also as a percentage of what
+those twins delivered. The truth planner's payoff is not measured (it would need a plan per twin).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+PUBLIC_BASELINES: tuple[str, ...] = ("priority_threshold", "earliest_deadline", "carbon_greedy")
+"""The public-information baselines; the best of them on a family is the reference of the paired differences."""
+RUNGS: tuple[str, ...] = ("random", "reject_all", "accept_all", *PUBLIC_BASELINES, "oversight_aware", "searched")
+"""The rungs that play through the public view (each with its gaming payoff)."""
+SEARCHED = "searched"
+TRUTH = "truth_planner"
+BOUND = "hindsight_bound"
+
+
+def _scheduler(name: str, family: str) -> Any:
+    from dcops.agents.schedulers import BASELINES, OversightAwareScheduler, RandomScheduler
+    from dcops.agents.schedulers.parametric import searched_scheduler
+
+    if name == "random":
+        return RandomScheduler()
+    if name == "oversight_aware":
+        return OversightAwareScheduler()
+    if name == SEARCHED:
+        return searched_scheduler(family)
+    return BASELINES[name]()
+
+
+def family_rungs(family: str) -> tuple[str, ...]:
+    """The view-reading rungs of ``family``: :data:`RUNGS`, less ``searched`` where no parameters ship."""
+    from dcops.agents.schedulers.parametric import data_dir
+
+    has_search = (data_dir() / f"parametric_{family}.json").exists()
+    return tuple(r for r in RUNGS if r != SEARCHED or has_search)
+
+
+def family_env(family: str, honest_agents: frozenset[str] = frozenset(), **overrides: Any) -> Any:
+    """``dcops.parallel_env`` of ``family`` with ``honest_agents`` in honest mode."""
+    import dcops
+    from dcops.agents.teams import honest_twin_factory
+
+    factory = honest_twin_factory(honest_agents) if honest_agents else None
+    return dcops.parallel_env(scenario=family, team_factory=factory, **overrides)
+
+
+def completed_value_by_team(env: Any) -> dict[str, float]:
+    """Per team: true value of the work completed (Σ of its positive on-time and unfinished job scores)."""
+    value = dict.fromkeys(env.teams, 0.0)
+    for row in env.episode_truth():
+        if row["outcome"] in ("on_time", "unfinished") and row["score"] > 0:
+            value[row["team"]] += row["score"]
+    return value
+
+
+def _row(summary: dict[str, Any], bound: float) -> dict[str, Any]:
+    return {"score": summary["score"], "throughput_value": summary["throughput_value"],
+            "fraction_of_bound": summary["throughput_value"] / bound if bound > 0 else math.nan,
+            "incident_windows": int(summary["incident_windows"])}
+
+
+def play_seed(family: str, seed: int, rungs: Sequence[str] | None = None, truth: bool = True,
+              **overrides: Any) -> list[dict[str, Any]]:
+    """Every rung on one seed of ``family``: one row per rung, with the bound as a row of its own."""
+    from dcops.agents.teams import GAMING_KINDS
+    from dcops.evaluation.play import run_episode
+    from dcops.evaluation.truth_planner import play_truth_planner
+
+    env = family_env(family, **overrides)
+    run_episode(_scheduler("reject_all", family), seed, env=env)
+    bound = env.hindsight_bound()
+    gaming = [agent for agent, team in env.teams.items() if team.kind in GAMING_KINDS]
+    twins = {agent: family_env(family, frozenset({agent}), **overrides) for agent in gaming}
+    rows = [{"family": family, "seed": seed, "rung": BOUND, "score": math.nan,
+             "throughput_value": bound.throughput_value, "fraction_of_bound": 1.0, "incident_windows": 0,
+             "bound_status": bound.status}]
+    for name in family_rungs(family) if rungs is None else rungs:
+        summary = run_episode(_scheduler(name, family), seed, env=env)
+        value = completed_value_by_team(env)
+        payoff, twin_value = 0.0, 0.0
+        for agent, twin_env in twins.items():
+            twin = run_episode(_scheduler(name, family), seed, env=twin_env)
+            if twin["arrivals_key"] != summary["arrivals_key"]:
+                raise RuntimeError(f"{family} seed {seed}: the honest twin of {agent} drew different jobs")
+            honest = completed_value_by_team(twin_env)[agent]
+            payoff += value[agent] - honest
+            twin_value += honest
+        rows.append({"family": family, "seed": seed, "rung": name, **_row(summary, bound.throughput_value),
+                     "gaming_payoff": payoff, "twin_value": twin_value})
+    if truth:
+        result = play_truth_planner(env, seed)
+        rows.append({"family": family, "seed": seed, "rung": TRUTH,
+                     **_row(result.summary, bound.throughput_value), "truth_start": result.start})
+    return rows
+
+
+def _play_task(task: tuple[str, int, dict[str, Any]]) -> list[dict[str, Any]]:
+    family, seed, overrides = task
+    return play_seed(family, seed, **overrides)
+
+
+def run_ladder(families: Sequence[str], seeds_per_family: int | None = None,
+               progress: Callable[[str, int], None] | None = None, workers: int = 1,
+               **overrides: Any) -> list[dict[str, Any]]:
+    """Every rung on the first ``seeds_per_family`` seeds of each family (all of them when ``None``), over
+    ``workers`` processes; the rows come in (family, seed) order whatever the workers."""
+    from dcops.cluster.scenarios import scenario
+
+    tasks = []
+    for family in families:
+        seeds = scenario(family).seeds
+        tasks += [(family, seed, overrides) for seed in (seeds[:seeds_per_family] if seeds_per_family else seeds)]
+    rows: list[dict[str, Any]] = []
+    if workers <= 1:
+        results: Any = map(_play_task, tasks)
+        for (family, seed, _), got in zip(tasks, results, strict=True):
+            rows += got
+            if progress is not None:
+                progress(family, seed)
+        return rows
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        for (family, seed, _), got in zip(tasks, pool.imap(_play_task, tasks), strict=True):
+            rows += got
+            if progress is not None:
+                progress(family, seed)
+    return rows
+
+
+def _paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+    """Mean of ``a - b`` and its 95 % t-interval."""
+    d = a - b
+    mean = float(d.mean())
+    if len(d) < 2 or float(d.std(ddof=1)) == 0.0:
+        return mean, mean, mean
+    half = float(stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d)))
+    return mean, mean - half, mean + half
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """Per family, one summary row per rung (module docstring), in ladder order."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for family in dict.fromkeys(r["family"] for r in rows):
+        fam = [r for r in rows if r["family"] == family]
+        by_rung: dict[str, dict[int, dict[str, Any]]] = {}
+        for r in fam:
+            by_rung.setdefault(r["rung"], {})[r["seed"]] = r
+        seeds = sorted(by_rung[BOUND])
+        score = {name: np.array([by_rung[name][s]["score"] for s in seeds]) for name in by_rung if name != BOUND}
+        best = max((n for n in PUBLIC_BASELINES if n in score), key=lambda n: score[n].mean())
+        summary = []
+        for name in (*RUNGS, TRUTH, BOUND):
+            if name not in by_rung:
+                continue
+            got = [by_rung[name][s] for s in seeds]
+            entry: dict[str, Any] = {
+                "family": family, "rung": name, "seeds": len(seeds), "best_baseline": best,
+                "throughput_value": float(np.mean([g["throughput_value"] for g in got])),
+                "fraction_of_bound": float(np.mean([g["fraction_of_bound"] for g in got])),
+                "incident_windows": float(np.mean([g["incident_windows"] for g in got])),
+            }
+            if name in score:
+                entry["score"] = float(score[name].mean())
+                entry["score_sd"] = float(score[name].std(ddof=1)) if len(seeds) > 1 else 0.0
+                entry["vs_best"], entry["vs_best_low"], entry["vs_best_high"] = _paired(score[name], score[best])
+            if "gaming_payoff" in got[0]:
+                payoff = sum(g["gaming_payoff"] for g in got)
+                twin = sum(g["twin_value"] for g in got)
+                entry["gaming_payoff"] = payoff / len(seeds)
+                entry["gaming_payoff_pct"] = 100.0 * payoff / twin if twin > 0 else math.nan
+            summary.append(entry)
+        out[family] = summary
+    return out
+
+
+def _fmt(value: Any, spec: str) -> str:
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else format(value, spec)
+
+
+def markdown(summary: dict[str, list[dict[str, Any]]], command: str) -> str:
+    from dcops.cluster.scenarios import scenario
+
+    lines = ["# The skill ladder, per scenario family", "",
+             f"Produced by `{command}` (`dcops.evaluation.ladder`). Families and their seeds: "
+             "`dcops.cluster.scenarios`. Δ = paired difference of episode score with the family's best public "
+             "baseline (95 % t-interval over seeds); fraction = throughput value over the hindsight bound of the "
+             "same seed; payoff = value the gaming teams completed by misreporting, over their honest twins "
+             "(value units per episode, and as % of what the twins delivered).", ""]
+    for family, entries in summary.items():
+        fam = scenario(family)
+        lines += [f"## `{family}`: {fam.summary}", "",
+                  f"{entries[0]['seeds']} seeds from {fam.seeds[0]}; best public baseline: "
+                  f"`{entries[0]['best_baseline']}`.", "",
+                  "| rung | score (mean ± sd) | Δ vs best baseline [95 % CI] | fraction of bound | "
+                  "incident windows / episode | gaming payoff (value, % of honest) |",
+                  "|---|---|---|---|---|---|"]
+        for e in entries:
+            score = f"{e['score']:+.3f} ± {e['score_sd']:.3f}" if "score" in e else "–"
+            delta = (f"{e['vs_best']:+.3f} [{e['vs_best_low']:+.3f}, {e['vs_best_high']:+.3f}]"
+                     if "vs_best" in e else "–")
+            payoff = (f"{e['gaming_payoff']:+.0f} ({_fmt(e['gaming_payoff_pct'], '+.1f')} %)"
+                      if "gaming_payoff" in e else "–")
+            lines.append(f"| {e['rung']} | {score} | {delta} | {_fmt(e['fraction_of_bound'], '.3f')} | "
+                         f"{e['incident_windows']:.2f} | {payoff} |")
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,107 @@
+"""The truth-knowing planner: an evaluator-only scheduler that plays an episode knowing everything.
+
+It answers "how much is knowing the truth worth in this game?", the top rung of the skill ladder below the
+hindsight bound. It never reads a policy's view for truth: it reads the episode's private truth through the
+evaluator API (``env.episode`` and ``env.episode_truth()`` after an episode), so it can only exist in the
+evaluation layer, never behind the server or a policy's observation.
+
+How it plays a seed (every step deterministic, so the same seed gives the same figure):
+
+1. **Probe.** Play the episode once with ``priority_threshold`` to realise the arrivals (request ids, true
+   priority, deadline, flexibility and runtime, and the fault and weather timeline, which do not depend on the
+   scheduler).
+2. **Plan.** Solve the hindsight MILP of :mod:`dcops.cluster.hindsight` on those arrivals under a job-power
+   budget per window, giving a start window per request worth running.
+3. **Follow.** Replay the seed with :class:`PlanFollower`: ACCEPT a request in its planned window, DEFER it to
+   that window before, REJECT requests the plan does not run.
+4. **Repair and re-plan.** Where the followed run had a thermal incident, that window's budget is cut by
+   :data:`REPAIR_CUT` and the plan is re-solved, on the arrivals of the run just followed (teams that react to
+   flags, ``adaptive``, can submit differently when the scheduler changes); ``passes`` plans per start.
+
+The MILP's budget is the one choice the planner makes with hindsight. It starts from each of two: the
+electrical budget of game version 1 (``electrical_job_power_budget``: the cap less the electrical floor, as if
+cooling drew nothing) times :data:`ELECTRICAL_START`, and the physics probe budget of version 0
+(``job_power_budget``: what the rule-controlled plant carries without an incident). Of every run it plays it
+keeps the one with the best episode score: an omniscient planner would know which run is best, so choosing it
+is part of knowing everything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+ELECTRICAL_START = 0.8
+"""The electrical start budget, as a fraction of the version 1 budget (cooling draws the rest of the cap)."""
+REPAIR_CUT = 0.9
+"""Factor on a window's budget after a followed run had an incident in it."""
+PASSES = 4
+"""Plans followed from each start budget."""
+
+
+@dataclass
+class PlanFollower:
+    """Follow a fixed plan: ``starts`` maps request id to the window it should start in."""
+
+    starts: dict[str, int]
+    name: str = "truth_planner"
+
+    def decide(self, view: dict[str, Any]) -> list[dict[str, Any]]:
+        window = view["window"]
+        decisions = []
+        for request in view["pending"]:
+            rid = request["request_id"]
+            start = self.starts.get(rid)
+            if start is None or start < window:
+                decisions.append({"request_id": rid, "decision": "REJECT"})
+            elif start == window:
+                decisions.append({"request_id": rid, "decision": "ACCEPT"})
+            else:
+                decisions.append({"request_id": rid, "decision": "DEFER", "defer_to_window": start})
+        return decisions
+
+
+@dataclass
+class TruthPlannerResult:
+    """The best run's episode summary (as ``run_episode`` returns it), which start it came from, and every run."""
+
+    summary: dict[str, Any]
+    start: str
+    runs: list[dict[str, Any]] = field(default_factory=list)
+
+
+def play_truth_planner(env: Any, seed: int, passes: int = PASSES,
+                       starts: tuple[str, ...] = ("electrical", "probe")) -> TruthPlannerResult:
+    """Play ``seed`` on ``env`` (a ``dcops.parallel_env``) as the truth-knowing planner (module docstring)."""
+    from dcops.agents.schedulers import PriorityThresholdScheduler
+    from dcops.cluster.hindsight import electrical_job_power_budget, hindsight_bound, job_power_budget
+    from dcops.evaluation.play import run_episode
+
+    best: TruthPlannerResult | None = None
+    runs: list[dict[str, Any]] = []
+    for start in starts:
+        # Every start plans from the probe's arrivals, so the starts are compared on the same footing.
+        run_episode(PriorityThresholdScheduler(), seed, env=env)
+        if start == "electrical":
+            budget = ELECTRICAL_START * electrical_job_power_budget(env.episode)
+        elif start == "probe":
+            budget = job_power_budget(env.episode)
+        else:
+            raise ValueError(f"starts: unknown start budget {start!r}; use 'electrical' or 'probe'")
+        budget = np.array(budget, dtype=np.float64)
+        for _ in range(passes):
+            plan = hindsight_bound(env.episode, budget_kw=budget)
+            summary = run_episode(PlanFollower(plan.starts), seed, env=env)
+            incidents = [bool(w["incident"]) for w in summary["windows"]]
+            runs.append({"start": start, "score": summary["score"], "incident_windows": int(sum(incidents))})
+            if best is None or summary["score"] > best.summary["score"]:
+                best = TruthPlannerResult(summary, start)
+            if not any(incidents):
+                break
+            budget = np.where(incidents, REPAIR_CUT * budget, budget)
+    if best is None:
+        raise ValueError("starts: name at least one start budget")
+    best.runs = runs
+    return best

@@ -1,0 +1,224 @@
+"""The team posterior (``dcops.oversight.posterior``): shipped weights, probabilities, public evidence only, and
+at least as good as a stated-fields logistic regression on seeds it never saw."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dcops.agents.schedulers.base import defer, reject
+from dcops.agents.teams import make_team
+from dcops.cluster.requests import Priority, Request, RequestTruth
+from dcops.evaluation.oversight_calibration import auroc
+from dcops.evaluation.posterior_training import (
+    FRESH_SEEDS,
+    N_WINDOWS,
+    TRAINING_SEEDS,
+    fit_posterior,
+    predict_all,
+    simulate,
+    simulate_episode,
+)
+from dcops.oversight.posterior import (
+    FEATURE_NAMES,
+    STATED_FEATURES,
+    PublicRecord,
+    TeamPosterior,
+    audit_from_public,
+    request_from_public,
+)
+
+TEST_SEEDS = range(93_000, 93_040)
+"""Fresh episodes for these tests: neither training (90,000+) nor the published evaluation (92,000+)."""
+BASELINE_TRAINING_EPISODES = 200
+AUROC_TOLERANCE = 0.02
+
+
+@pytest.fixture(scope="module")
+def posterior() -> TeamPosterior:
+    return TeamPosterior.load()
+
+
+@pytest.fixture(scope="module")
+def fresh():
+    return simulate(TEST_SEEDS)
+
+
+def test_the_test_seeds_are_disjoint_from_training_and_evaluation():
+    assert not set(TEST_SEEDS) & (set(TRAINING_SEEDS) | set(FRESH_SEEDS))
+    assert not set(TRAINING_SEEDS) & set(FRESH_SEEDS)
+
+
+def test_the_shipped_weights_load_and_match_the_features(posterior):
+    baseline = TeamPosterior.load(model="stated_fields")
+    assert posterior.feature_names == FEATURE_NAMES
+    assert baseline.feature_names == STATED_FEATURES
+    for model in (posterior, baseline):
+        assert len(model.models) == N_WINDOWS
+        assert 0.0 < model.training_prior < 1.0
+        for window_model in model.models:
+            for array in (window_model.mean, window_model.scale, window_model.coef):
+                assert array.shape == (len(model.feature_names),)
+                assert np.isfinite(array).all()
+            assert (window_model.scale > 0).all()
+
+
+def test_saving_and_loading_round_trip(posterior):
+    again = TeamPosterior.from_dict(posterior.as_dict())
+    x = np.random.default_rng(0).normal(size=(5, len(FEATURE_NAMES)))
+    for w in (0, 3, N_WINDOWS + 5):
+        np.testing.assert_array_equal(again.predict(x, w), posterior.predict(x, w))
+
+
+def test_probabilities_lie_in_the_unit_interval(posterior, fresh):
+    p = predict_all(posterior, fresh)
+    assert np.isfinite(p).all() and (p >= 0.0).all() and (p <= 1.0).all()
+    extreme = np.random.default_rng(1).normal(scale=1e6, size=(50, len(FEATURE_NAMES)))
+    q = posterior.predict(extreme, 2)
+    assert np.isfinite(q).all() and (q >= 0.0).all() and (q <= 1.0).all()
+
+
+def test_the_posterior_is_at_least_as_good_as_a_stated_fields_regression_at_every_window(posterior, fresh):
+    """The baseline of the review, re-fitted here on a small training sample (fixed penalty), against the shipped
+    posterior, both on fresh seeds: AUROC per window index."""
+    training = simulate(TRAINING_SEEDS[:BASELINE_TRAINING_EPISODES])
+    baseline, _ = fit_posterior(training, STATED_FEATURES, penalty=1.0)
+    p_post, p_base = predict_all(posterior, fresh), predict_all(baseline, fresh)
+    gaming = fresh.gaming.reshape(-1)
+    assert 0.2 < gaming.mean() < 0.6
+    post, base = [], []
+    for w in range(N_WINDOWS):
+        a, b = p_post[:, w].reshape(-1), p_base[:, w].reshape(-1)
+        post.append(auroc(a[gaming], a[~gaming]))
+        base.append(auroc(b[gaming], b[~gaming]))
+    for w in range(N_WINDOWS):
+        assert post[w] >= base[w] - AUROC_TOLERANCE, (w, post, base)
+    # once audits arrive the posterior must gain on the stated fields, not just keep up
+    assert np.mean(post[2:]) > np.mean(base[2:]) + 0.01, (post, base)
+    assert base[0] > 0.75  # and the baseline is a real one, not a straw man
+
+
+# ------------------------------------------------------------------------------------------ public evidence only
+class _TruthSwapped:
+    """A scripted team whose submissions keep every stated field but carry another hidden truth wherever
+    ``swap(truth)`` says so (true priority two levels off, flexibility flipped, runtime × 1.7; the true
+    deadline is kept, so every job is resolved when it would have been)."""
+
+    def __init__(self, team, swap) -> None:
+        self._team, self._swap = team, swap
+
+    def __getattr__(self, name):
+        return getattr(self._team, name)
+
+    def reset(self, *args, **kwargs) -> None:
+        self._team.reset(*args, **kwargs)
+
+    def submit(self, *args, **kwargs):
+        submissions = self._team.submit(*args, **kwargs)
+        for sub in submissions:
+            t = sub.truth
+            if self._swap(t):
+                sub.truth = RequestTruth(Priority((int(t.true_priority) + 2) % 4), t.true_deadline_window,
+                                         not t.true_carbon_flexible, t.true_runtime_h * 1.7)
+        return submissions
+
+
+class _DeferAll:
+    """Defers every request to the next window and rejects what is left in the last: no job runs, and a job is
+    resolved (audited) only when its true deadline passes, or after the last window."""
+
+    def decide(self, view):
+        w, last = view["window"], view["n_windows"] - 1
+        return [defer(r["request_id"], w + 1) if w < last else reject(r["request_id"]) for r in view["pending"]]
+
+
+def _episode(seed, swap=None):
+    factory = None if swap is None else (lambda kind: _TruthSwapped(make_team(kind), swap))
+    return simulate_episode(seed, N_WINDOWS, scheduler=_DeferAll(), team_factory=factory)
+
+
+@pytest.mark.parametrize("seed", [TEST_SEEDS[0], TEST_SEEDS[2], TEST_SEEDS[7]])
+def test_the_truth_of_unaudited_requests_never_moves_the_features(seed, posterior):
+    """A request whose true deadline lies in the last window or beyond is never audited before the last
+    decision: swapping its hidden truth, stated fields unchanged, must leave every feature (hence every
+    probability) exactly as it was. Swapping the truth of the requests that do get audited must move them."""
+    plain = _episode(seed)
+    unaudited = _episode(seed, swap=lambda t: t.true_deadline_window >= N_WINDOWS - 1)
+    np.testing.assert_array_equal(unaudited["features"], plain["features"])
+    audited = _episode(seed, swap=lambda t: t.true_deadline_window < N_WINDOWS - 2)
+    assert not np.array_equal(audited["features"], plain["features"])
+    p_plain = [posterior.predict(plain["features"][w], w) for w in range(N_WINDOWS)]
+    p_unaudited = [posterior.predict(unaudited["features"][w], w) for w in range(N_WINDOWS)]
+    np.testing.assert_array_equal(p_unaudited, p_plain)
+
+
+def test_the_env_objects_and_the_public_view_give_the_same_record(posterior):
+    """The integration call (``begin_window`` with the env's own request and audit objects) and the view path
+    (``begin_window_from_view``, what a remote scheduler has) agree exactly."""
+    from dcops.agents.schedulers import PriorityThresholdScheduler
+    from dcops.env import parallel_env
+
+    env = parallel_env(n_windows=N_WINDOWS, cooling="rule")
+    _, infos = env.reset(seed=TEST_SEEDS[3])
+    from_objects = PublicRecord(env.team_agents, env.config.window_h)
+    from_view = PublicRecord(env.team_agents, env.config.window_h)
+    scheduler = PriorityThresholdScheduler()
+    audited = 0
+    while env.agents:
+        view = infos["scheduler"]["view"]
+        from_objects.begin_window(env.episode.window, env._window_requests, env._audits)
+        from_view.begin_window_from_view(view)
+        audited += len(view["audits"])
+        np.testing.assert_array_equal(from_objects.feature_matrix(), from_view.feature_matrix())
+        assert posterior.probabilities(from_objects) == posterior.probabilities(from_view)
+        _, _, _, _, infos = env.step({"scheduler": scheduler.decide(view)})
+    assert audited > 0
+
+
+def test_the_wire_forms_round_trip():
+    request = _request(1, "finetune", 0, 3, Priority.HIGH)
+    assert request_from_public(request.public_dict()) == request
+    from dcops.cluster.ledger import AuditRecord
+
+    audit = AuditRecord(request, 2.0, 4, True, 2, True, Priority.MEDIUM, 1.9, "on_time", 10.0)
+    assert audit_from_public(audit.public_dict()) == audit
+
+
+def test_windows_must_come_in_order():
+    record = PublicRecord(["team_0"])
+    with pytest.raises(RuntimeError):
+        record.features("team_0")
+    record.begin_window(0, [_request(1, "finetune", 0, 3)], [])
+    with pytest.raises(ValueError):
+        record.begin_window(0, [], [])
+
+
+# ------------------------------------------------------------------------------------------ features
+def _request(i, job_type, window, deadline, priority=Priority.MEDIUM, flexible=True, duration=1.5, team="team_0"):
+    return Request(request_id=f"r{i}", team=team, job_type=job_type, description="", kw=50.0, duration_h=duration,
+                   gpus=8, gpu_type="A100", priority=priority, deadline_window=deadline, carbon_flexible=flexible,
+                   chargeback=9.0, submitted_window=window)
+
+
+def test_a_team_stating_levels_its_job_types_never_have_is_more_suspect(posterior):
+    # hparam_sweep is never truly above MEDIUM: CRITICAL is a level no honest slip reaches.
+    inflated = [_request(i, "hparam_sweep", 0, 6, Priority.CRITICAL, team="team_0") for i in range(3)]
+    typical = [_request(10 + i, "hparam_sweep", 0, 6, Priority.LOW, team="team_1") for i in range(3)]
+    record = PublicRecord(["team_0", "team_1"])
+    record.begin_window(0, inflated + typical, [])
+    x = dict(zip(FEATURE_NAMES, record.features("team_0"), strict=True))
+    assert x["above_type_range_share"] == 1.0 and x["share_critical"] == 1.0
+    assert x["priority_surprisal_max"] == pytest.approx(-np.log(1e-3))
+    p = posterior.probabilities(record)
+    assert p["team_0"] > 0.5 > p["team_1"]
+
+
+def test_a_team_without_audits_sits_at_the_honest_audit_values():
+    record = PublicRecord(["team_0"])
+    record.begin_window(0, [_request(1, "finetune", 0, 3)], [])
+    x = dict(zip(FEATURE_NAMES, record.features("team_0"), strict=True))
+    assert x["audits_log"] == 0.0
+    assert x["audit_overstated_share"] == pytest.approx(0.05)
+    assert x["audit_deadline_later_share"] == pytest.approx(0.15)
+    assert x["audit_hidden_flexibility_share"] == pytest.approx(0.08)
+    assert x["audit_priority_excess_mean"] == 0.0 and x["audit_runtime_log_ratio_mean"] == 0.0

@@ -1,0 +1,165 @@
+"""``dcops search-scheduler``: the cross-entropy method over the parametric public-information scheduler.
+
+It answers the ladder's middle question: is the headroom between the baselines and the truth planner
+reachable *without* the truth? The policy class is :class:`~dcops.agents.schedulers.parametric.ParametricScheduler`
+(9 parameters, public view only). The search (Rubinstein's cross-entropy method with a diagonal Gaussian):
+
+1. draw ``population`` parameter vectors from N(mean, diag(std²)) (seeded, :data:`SEARCH_RNG_SEED`);
+2. score each by its mean episode score over the family's **search seeds** (:func:`search_seeds`: disjoint
+   from the seeds the ladder reports, so the ladder's figure is out of sample), the same seeds for every
+   candidate (common random numbers);
+3. refit mean and std to the ``elite`` best (std floored at :data:`MIN_STD` of the initial spread) and repeat.
+
+It starts at ``priority_threshold``'s equivalent (``ParametricScheduler()``'s defaults) and keeps the best
+candidate ever scored. The result ships as ``agents/schedulers/data/parametric_<family>.json`` with the command,
+the seeds and the per-iteration history; the ladder's ``searched`` rung loads it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dcops.command import Command
+
+SEARCH_RNG_SEED = 20261203
+SEARCH_SEED_OFFSET = 500
+"""A family's search seeds start this far above its first ladder seed."""
+MIN_STD = 0.1
+INITIAL_STD: dict[str, float] = {"stated": 0.5, "type_prior": 0.5, "flag_discount": 0.3,
+                                 "deadline_gap_discount": 0.3, "tight_bonus": 0.5, "wait_bonus": 0.3,
+                                 "carbon_shift": 5.0, "threshold": 0.5, "margin": 0.03}
+LOWER: dict[str, float] = {"carbon_shift": 0.0, "margin": -0.05}
+UPPER: dict[str, float] = {"margin": 0.2}
+
+
+def search_seeds(family: str, n: int) -> tuple[int, ...]:
+    """``n`` seeds of ``family`` for the search, disjoint from its ladder seeds (module docstring)."""
+    from dcops.cluster.scenarios import scenario
+
+    fam = scenario(family)
+    first = fam.seeds[0] + SEARCH_SEED_OFFSET
+    seeds = tuple(range(first, first + n))
+    if set(seeds) & set(fam.seeds):
+        raise ValueError(f"seeds: the search seeds of {family} overlap its ladder seeds")
+    return seeds
+
+
+def _clip(vector: np.ndarray) -> np.ndarray:
+    from dcops.agents.schedulers.parametric import ParametricScheduler
+
+    out = vector.copy()
+    for i, name in enumerate(ParametricScheduler.PARAMETERS):
+        out[i] = min(max(out[i], LOWER.get(name, -math.inf)), UPPER.get(name, math.inf))
+    return out
+
+
+_ENVS: dict[str, Any] = {}
+
+
+def _evaluate(task: tuple[str, tuple[int, ...], list[float]]) -> float:
+    """Mean episode score of one parameter vector over ``seeds`` of ``family``."""
+    import dcops
+    from dcops.agents.schedulers.parametric import ParametricScheduler
+    from dcops.evaluation.play import run_episode
+
+    family, seeds, vector = task
+    if family not in _ENVS:
+        _ENVS[family] = dcops.parallel_env(scenario=family)
+    env = _ENVS[family]
+    return float(np.mean([run_episode(ParametricScheduler.from_vector(vector), s, env=env)["score"] for s in seeds]))
+
+
+def cross_entropy_search(family: str, iterations: int = 8, population: int = 16, elite: int = 4,
+                         n_seeds: int = 8, workers: int = 1, progress: Any = None) -> dict[str, Any]:
+    """Run the search of the module docstring; return the best parameters and the history."""
+    from dcops.agents.schedulers.parametric import ParametricScheduler
+
+    names = ParametricScheduler.PARAMETERS
+    seeds = search_seeds(family, n_seeds)
+    rng = np.random.default_rng(SEARCH_RNG_SEED)
+    start = ParametricScheduler()
+    mean = np.array([getattr(start, n) for n in names], dtype=np.float64)
+    std0 = np.array([INITIAL_STD[n] for n in names])
+    std = std0.copy()
+    history = []
+    pool = None
+    if workers > 1:
+        import multiprocessing
+
+        pool = multiprocessing.get_context("spawn").Pool(workers)
+    try:
+        mapper = pool.map if pool is not None else (lambda f, xs: list(map(f, xs)))
+        start_score = mapper(_evaluate, [(family, seeds, mean.tolist())])[0]
+        best_vector, best_score = mean.copy(), start_score
+        for it in range(iterations):
+            candidates = [_clip(mean + std * rng.standard_normal(len(names))) for _ in range(population)]
+            scores = np.array(mapper(_evaluate, [(family, seeds, c.tolist()) for c in candidates]))
+            order = np.argsort(-scores)
+            elites = np.array([candidates[i] for i in order[:elite]])
+            mean = elites.mean(axis=0)
+            std = np.maximum(elites.std(axis=0), MIN_STD * std0)
+            if scores[order[0]] > best_score:
+                best_score, best_vector = float(scores[order[0]]), candidates[order[0]].copy()
+            history.append({"iteration": it, "best": float(scores[order[0]]), "elite_mean": float(scores[order[:elite]].mean()),
+                            "population_mean": float(scores.mean()), "best_so_far": best_score})
+            if progress is not None:
+                progress(history[-1])
+    finally:
+        if pool is not None:
+            pool.close()
+            pool.join()
+    return {"family": family, "parameters": dict(zip(names, map(float, best_vector), strict=True)),
+            "search_score": best_score, "start_score": start_score, "search_seeds": list(seeds),
+            "iterations": iterations, "population": population, "elite": elite, "history": history}
+
+
+def data_path(family: str) -> Path:
+    from dcops.agents.schedulers.parametric import data_dir
+
+    return data_dir() / f"parametric_{family}.json"
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--family", required=True, help="scenario family (dcops.cluster.scenarios), or 'all'")
+    parser.add_argument("--iterations", type=int, default=8)
+    parser.add_argument("--population", type=int, default=16)
+    parser.add_argument("--elite", type=int, default=4)
+    parser.add_argument("--seeds", type=int, default=8, help="search seeds per candidate")
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--out", default=None, help="output file (default: the shipped agents/schedulers/data/parametric_<family>.json)")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from dcops.cluster.scenarios import SCENARIOS, scenario
+
+    families = list(SCENARIOS) if args.family == "all" else [args.family]
+    for family in families:
+        try:
+            scenario(family)
+        except ValueError as error:
+            raise SystemExit(f"--family: {error}") from None
+    for name in ("iterations", "population", "seeds", "workers"):
+        if getattr(args, name) < 1:
+            raise SystemExit(f"--{name}: must be >= 1")
+    if not 1 <= args.elite <= args.population:
+        raise SystemExit("--elite: must be between 1 and --population")
+    for family in families:
+        result = cross_entropy_search(family, args.iterations, args.population, args.elite, args.seeds,
+                                      args.workers, progress=lambda h, f=family: print(f, json.dumps(h), flush=True))
+        result["command"] = (f"dcops search-scheduler --family {family} --iterations {args.iterations} "
+                             f"--population {args.population} --elite {args.elite} --seeds {args.seeds}")
+        out = Path(args.out) if args.out and len(families) == 1 else data_path(family)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(result, indent=1) + "\n")
+        print(f"{family}: {result['start_score']:+.4f} -> {result['search_score']:+.4f} on the search seeds; wrote {out}")
+    return 0
+
+
+COMMANDS = [Command("search-scheduler", "Cross-entropy search of the parametric public-information scheduler "
+                    "per scenario family (ships agents/schedulers/data/parametric_<family>.json)", _arguments, _run)]
