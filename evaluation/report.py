@@ -24,7 +24,8 @@ import numpy as np
 from dcops.evaluation import analysis
 from dcops.evaluation.matrix import BOUND, CONDITIONS, MIXES
 
-GAMING_MIXES = ("one_strategic", "two_strategic", "adaptive", "injecting")
+GAMING_MIXES = tuple(name for name, kinds in MIXES.items() if set(kinds) - {"cooperative"})
+"""Mixes with at least one team that is not cooperative (the ones with a gaming payoff)."""
 
 
 def versions() -> dict[str, str]:
