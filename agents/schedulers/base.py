@@ -127,6 +127,10 @@ class GreedyScheduler:
             return reject(rid)
         if capacity.admit(request):
             return accept(rid)
-        if can_wait(request, view, window_h):
+        if self.waitable(request, view, window_h):
             return defer(rid, view["window"] + 1)
         return reject(rid)
+
+    def waitable(self, request: dict[str, Any], view: dict[str, Any], window_h: float) -> bool:
+        """Whether a request that does not fit now may be deferred a window (by its stated deadline)."""
+        return can_wait(request, view, window_h)

@@ -23,14 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dcops.agents.schedulers.base import (
-    PRIORITY_LEVEL,
-    Capacity,
-    accept,
-    can_wait,
-    defer,
-    reject,
-)
+from dcops.agents.schedulers.base import PRIORITY_LEVEL, can_wait
 from dcops.agents.schedulers.threshold import PriorityThresholdScheduler
 
 
@@ -50,14 +43,6 @@ class OversightAwareScheduler(PriorityThresholdScheduler):
     def key(self, request: dict[str, Any], view: dict[str, Any]) -> tuple[Any, ...]:
         return (-(2.0 ** self.expected_level(request, view)), request["submitted_window"], request["request_id"])
 
-    def decide_one(self, request: dict[str, Any], view: dict[str, Any], capacity: Capacity,
-                   window_h: float) -> dict[str, Any]:
-        rid = request["request_id"]
-        if not self.eligible(request, view):
-            return reject(rid)
-        if capacity.admit(request):
-            return accept(rid)
+    def waitable(self, request: dict[str, Any], view: dict[str, Any], window_h: float) -> bool:
         shift = round(self.posterior(request, view) * self.deadline_windows)
-        if can_wait({**request, "deadline_window": request["deadline_window"] + shift}, view, window_h):
-            return defer(rid, view["window"] + 1)
-        return reject(rid)
+        return can_wait({**request, "deadline_window": request["deadline_window"] + shift}, view, window_h)
