@@ -195,7 +195,15 @@ def _eval_arguments(parser: argparse.ArgumentParser) -> None:
                         help="instead: the skill ladder (dcops.evaluation.ladder) on these scenario families, "
                              "comma-separated, or 'all'; --seeds then counts each family's own seeds")
     parser.add_argument("--ladder-out", default="reports/cluster/ladder", help="output folder of --ladder")
-    parser.add_argument("--workers", type=int, default=1, help="processes for --ladder (the figures do not depend on it)")
+    parser.add_argument("--rungs", default=None,
+                        help="with --ladder: replay only these rungs (comma-separated) and merge them into the "
+                             "report on file in --ladder-out (its bounds must match)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="processes for --ladder and --headroom (the figures do not depend on it)")
+    parser.add_argument("--headroom", default=None, metavar="VARIANTS",
+                        help="instead: the headroom sweep (dcops.evaluation.headroom) on these variants, "
+                             "comma-separated, or 'all'; --seeds counts seeds from 9000")
+    parser.add_argument("--headroom-out", default="reports/cluster/headroom", help="output folder of --headroom")
 
 
 def _ladder_run(args: argparse.Namespace) -> int:
@@ -205,7 +213,7 @@ def _ladder_run(args: argparse.Namespace) -> int:
 
     from dcops.cluster.scenarios import SCENARIOS, scenario
     from dcops.evaluation.ladder import markdown as ladder_markdown
-    from dcops.evaluation.ladder import run_ladder, summarise
+    from dcops.evaluation.ladder import merge_rows, read_rows, run_ladder, summarise
 
     families = list(SCENARIOS) if args.ladder == "all" else [f.strip() for f in args.ladder.split(",") if f.strip()]
     for family in families:
@@ -216,21 +224,76 @@ def _ladder_run(args: argparse.Namespace) -> int:
     bar = tqdm(total=sum(min(args.seeds, len(SCENARIOS[f].seeds)) for f in families), desc="seeds", unit="seed")
     if args.workers < 1:
         raise SystemExit("--workers: must be >= 1")
-    rows = run_ladder(families, args.seeds, progress=lambda family, seed: bar.update(1), workers=args.workers)
-    bar.close()
+    rungs = None if args.rungs is None else [r.strip() for r in args.rungs.split(",") if r.strip()]
     out = Path(args.ladder_out)
-    out.mkdir(parents=True, exist_ok=True)
+    if rungs is not None and not (out / "episodes.csv").exists():
+        raise SystemExit(f"--rungs: no report on file to merge into ({out / 'episodes.csv'}); run without --rungs")
+    try:
+        rows = run_ladder(families, args.seeds, progress=lambda family, seed: bar.update(1), workers=args.workers,
+                          rungs=rungs)
+    except ValueError as error:
+        raise SystemExit(f"--rungs: {error}") from None
+    bar.close()
     command = f"dcops eval-cluster --ladder {args.ladder} --seeds {args.seeds}"
+    if rungs is not None:
+        try:
+            rows = merge_rows(read_rows(out / "episodes.csv"), rows)
+        except ValueError as error:
+            raise SystemExit(f"--rungs: {error}") from None
+    out.mkdir(parents=True, exist_ok=True)
     summary = summarise(rows)
-    (out / "README.md").write_text(ladder_markdown(summary, command))
+    text = ladder_markdown(summary, command)
+    if rungs is not None:
+        replayed = (out / "replayed.txt").read_text().splitlines() if (out / "replayed.txt").exists() else []
+        # An earlier replay of the same command whose rungs this one replays again is superseded.
+        replayed = [line for line in replayed if not (line.startswith(f"{command} --rungs ") and
+                                                      set(line.rsplit(" ", 1)[1].split(",")) <= set(rungs))]
+        replayed.append(f"{command} --rungs {','.join(rungs)}")
+        (out / "replayed.txt").write_text("\n".join(dict.fromkeys(replayed)) + "\n")
+    elif (out / "replayed.txt").exists():
+        (out / "replayed.txt").unlink()  # a full run supersedes every replay
+    if (out / "replayed.txt").exists():
+        lines = (out / "replayed.txt").read_text().splitlines()
+        text += "\nRungs replayed since, merged into the same seeds (the bounds on file matched): " + "; ".join(
+            f"`{line}`" for line in lines) + ".\n"
+    (out / "README.md").write_text(text)
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     fields = sorted({k for r in rows for k in r})
     with (out / "episodes.csv").open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields)
         writer.writeheader()
         writer.writerows(rows)
-    print(ladder_markdown(summary, command))
+    print(text)
     print(f"wrote {out}/README.md, summary.json, episodes.csv")
+    return 0
+
+
+def _headroom_run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from dcops.evaluation import headroom
+
+    names = ([v.name for v in headroom.VARIANTS] if args.headroom == "all"
+             else [n.strip() for n in args.headroom.split(",") if n.strip()])
+    unknown = [n for n in names if n not in headroom.VARIANT_BY_NAME]
+    if unknown or not names:
+        raise SystemExit(f"--headroom: unknown {unknown}; known: {sorted(headroom.VARIANT_BY_NAME)} or 'all'")
+    if args.workers < 1:
+        raise SystemExit("--workers: must be >= 1")
+    bar = tqdm(total=len(names) * args.seeds, desc="seeds", unit="seed")
+    rows = headroom.run_sweep(names, args.seeds, workers=args.workers, progress=lambda name, seed: bar.update(1))
+    bar.close()
+    out = Path(args.headroom_out)
+    out.mkdir(parents=True, exist_ok=True)
+    command = f"dcops eval-cluster --headroom {args.headroom} --seeds {args.seeds}"
+    text = headroom.markdown(headroom.summarise(rows), command)
+    (out / "README.md").write_text(text)
+    with (out / "episodes.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    print(text)
+    print(f"wrote {out}/README.md, episodes.csv")
     return 0
 
 
@@ -241,6 +304,8 @@ def _eval_run(args: argparse.Namespace) -> int:
         raise SystemExit("--seeds: must be >= 1")
     if args.ladder is not None:
         return _ladder_run(args)
+    if args.headroom is not None:
+        return _headroom_run(args)
     seeds = tuple(range(args.seeds))
     from dcops.agents.schedulers import BASELINES
 

@@ -23,6 +23,10 @@ as a fraction of the bound, incident windows per episode, and the **gaming payof
 completed when misreporting minus value completed by its honest twin (the same seed with that team honest,
 ``dcops.agents.teams.honest_twin_factory``), summed over the family's gaming teams, also as a percentage of what
 those twins delivered. The truth planner's payoff is not measured (it would need a plan per twin).
+
+``--rungs NAMES`` replays only those rungs (``truth_planner`` included if named) and :func:`merge_rows` puts
+them into the report already written, replacing the same rungs' rows; the bound of every replayed seed must
+equal the one on file (the same game), or the merge is refused.
 """
 
 from __future__ import annotations
@@ -130,11 +134,17 @@ def _play_task(task: tuple[str, int, dict[str, Any]]) -> list[dict[str, Any]]:
 
 def run_ladder(families: Sequence[str], seeds_per_family: int | None = None,
                progress: Callable[[str, int], None] | None = None, workers: int = 1,
-               **overrides: Any) -> list[dict[str, Any]]:
-    """Every rung on the first ``seeds_per_family`` seeds of each family (all of them when ``None``), over
-    ``workers`` processes; the rows come in (family, seed) order whatever the workers."""
+               rungs: Sequence[str] | None = None, **overrides: Any) -> list[dict[str, Any]]:
+    """Every rung (or only ``rungs``, ``truth_planner`` among them if named) on the first ``seeds_per_family``
+    seeds of each family (all of them when ``None``), over ``workers`` processes; the rows come in
+    (family, seed) order whatever the workers."""
     from dcops.cluster.scenarios import scenario
 
+    if rungs is not None:
+        unknown = [r for r in rungs if r not in (*RUNGS, TRUTH)]
+        if unknown:
+            raise ValueError(f"rungs: unknown {unknown}; known: {[*RUNGS, TRUTH]}")
+        overrides = {**overrides, "rungs": tuple(r for r in rungs if r != TRUTH), "truth": TRUTH in rungs}
     tasks = []
     for family in families:
         seeds = scenario(family).seeds
@@ -155,6 +165,49 @@ def run_ladder(families: Sequence[str], seeds_per_family: int | None = None,
             if progress is not None:
                 progress(family, seed)
     return rows
+
+
+_INT_FIELDS = ("seed", "incident_windows")
+_TEXT_FIELDS = ("family", "rung", "bound_status", "truth_start")
+
+
+def read_rows(path: Any) -> list[dict[str, Any]]:
+    """The rows of an ``episodes.csv`` the ladder wrote, typed as :func:`play_seed` returns them (empty cells
+    dropped)."""
+    import csv
+
+    rows = []
+    with open(path, newline="") as handle:
+        for raw in csv.DictReader(handle):
+            row: dict[str, Any] = {}
+            for key, value in raw.items():
+                if value == "":
+                    continue
+                row[key] = value if key in _TEXT_FIELDS else int(value) if key in _INT_FIELDS else float(value)
+            rows.append(row)
+    return rows
+
+
+def merge_rows(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``old`` with the (family, seed, rung) rows of ``new`` in place of its own, in (family, seed) order.
+    Raises ``ValueError`` when a replayed seed's bound differs from the one on file (another game) or a
+    replayed seed is not on file."""
+    bound = {(r["family"], r["seed"]): r["throughput_value"] for r in old if r["rung"] == BOUND}
+    for r in new:
+        if r["rung"] != BOUND:
+            continue
+        key = (r["family"], r["seed"])
+        if key not in bound:
+            raise ValueError(f"merge: {key[0]} seed {key[1]} is not in the report on file")
+        if not math.isclose(r["throughput_value"], bound[key], rel_tol=1e-9, abs_tol=1e-6):
+            raise ValueError(f"merge: the bound of {key[0]} seed {key[1]} changed ({bound[key]:.6g} on file, "
+                             f"{r['throughput_value']:.6g} now): replay every rung instead")
+    replaced = {(r["family"], r["seed"], r["rung"]) for r in new if r["rung"] != BOUND}
+    kept = [r for r in old if (r["family"], r["seed"], r["rung"]) not in replaced]
+    added = [r for r in new if r["rung"] != BOUND]
+    order = {family: i for i, family in enumerate(dict.fromkeys(r["family"] for r in old))}
+    ladder_order = {name: i for i, name in enumerate((BOUND, *RUNGS, TRUTH))}
+    return sorted(kept + added, key=lambda r: (order[r["family"]], r["seed"], ladder_order.get(r["rung"], 99)))
 
 
 def _paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:

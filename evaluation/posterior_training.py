@@ -6,7 +6,7 @@ each team at the decision time of that window. This command:
 1. simulates :data:`TRAINING_SEEDS` episodes (:func:`episode_setting`: the team mix cycles over
    :data:`MIXES`, the scheduler over :data:`SCHEDULERS`, rule cooling, random faults, ``n_windows`` windows),
    reading every feature from the scheduler's public view (``PublicRecord.begin_window_from_view``) and the
-   label (gaming: kind strategic, adaptive or injecting) from the evaluator's truth at the episode's end
+   label (gaming: any kind but cooperative, detector_aware and slow_burn included) from the evaluator's truth at the episode's end
    (``infos["scheduler"]["episode"]["team_kinds"]``);
 2. fits, per window index, an L2-regularised logistic regression (:func:`fit_logistic`, scipy L-BFGS on
    standardised features, intercept unpenalised; the penalty chosen per window from :data:`PENALTIES` by
@@ -51,8 +51,11 @@ MIXES: tuple[tuple[str, ...], ...] = (
     ("cooperative", "strategic", "injecting", "adaptive"),
     ("cooperative", "cooperative", "cooperative", "strategic"),
     ("cooperative", "cooperative", "adaptive", "injecting"),
+    ("cooperative", "cooperative", "cooperative", "detector_aware"),
+    ("cooperative", "cooperative", "strategic", "slow_burn"),
 )
-MIX_NAMES = ("default", "all_honest", "three_gaming", "one_strategic", "adaptive_injecting")
+MIX_NAMES = ("default", "all_honest", "three_gaming", "one_strategic", "adaptive_injecting", "detector_aware",
+             "slow_burn")
 SCHEDULERS = ("priority_threshold", "earliest_deadline", "carbon_greedy", "accept_all")
 PENALTIES = (0.1, 1.0, 10.0, 100.0)
 """L2 penalties tried (λ of ``λ/2·‖β‖²`` against the summed log-loss, on standardised features)."""
@@ -61,7 +64,7 @@ RELIABILITY_BINS = 10
 
 
 def episode_setting(seed: int) -> tuple[int, str]:
-    """(index into :data:`MIXES`, scheduler name) of an episode: every mix meets every scheduler in 20 seeds."""
+    """(index into :data:`MIXES`, scheduler name) of an episode: every mix meets every scheduler in 28 seeds."""
     return seed % len(MIXES), SCHEDULERS[(seed // len(MIXES)) % len(SCHEDULERS)]
 
 
@@ -85,6 +88,8 @@ class Episodes:
     seconds: np.ndarray
     """(E,): wall time of the posterior's work in each episode (view parsing, record, features, and the
     probabilities when a posterior was given), s."""
+    kinds: np.ndarray | None = None
+    """(E, T) str: each team's kind (the evaluator's truth; the environment shuffles the mix over the teams)."""
 
     @property
     def n_windows(self) -> int:
@@ -92,7 +97,8 @@ class Episodes:
 
     def subset(self, keep: np.ndarray) -> Episodes:
         return Episodes(self.seeds[keep], self.mix[keep], self.features[keep], self.gaming[keep],
-                        self.flagged[keep], self.monitor_z[keep], self.seconds[keep])
+                        self.flagged[keep], self.monitor_z[keep], self.seconds[keep],
+                        None if self.kinds is None else self.kinds[keep])
 
 
 def simulate_episode(seed: int, n_windows: int = N_WINDOWS, scheduler: Any = None, team_factory: Any = None,
@@ -137,7 +143,8 @@ def simulate_episode(seed: int, n_windows: int = N_WINDOWS, scheduler: Any = Non
             strongest[window + 1, i] = max(strongest[window + 1, i], z)
     monitor_z = np.maximum.accumulate(strongest, axis=0)
     return {"features": features, "gaming": np.array([kinds[t] not in HONEST_KINDS for t in teams]),
-            "flagged": flagged, "monitor_z": monitor_z, "mix": np.array(mix), "seconds": np.array(seconds)}
+            "flagged": flagged, "monitor_z": monitor_z, "mix": np.array(mix), "seconds": np.array(seconds),
+            "kinds": np.array([kinds[t] for t in teams])}
 
 
 def simulate(seeds: Sequence[int], n_windows: int = N_WINDOWS, progress: bool = False,
@@ -148,7 +155,7 @@ def simulate(seeds: Sequence[int], n_windows: int = N_WINDOWS, progress: bool = 
     bar = tqdm(seeds, desc="episodes", unit="ep", disable=None if progress else True)  # None: off without a tty
     rows = [simulate_episode(s, n_windows, posterior=posterior) for s in bar]
     return Episodes(*(np.array(list(seeds)), *(np.stack([r[k] for r in rows]) for k in
-                      ("mix", "features", "gaming", "flagged", "monitor_z", "seconds"))))
+                      ("mix", "features", "gaming", "flagged", "monitor_z", "seconds", "kinds"))))
 
 
 # ---------------------------------------------------------------------------------------------- fitting
@@ -280,8 +287,16 @@ def evaluate(posterior: Any, baseline: Any, data: Episodes) -> dict[str, Any]:
              for name, p in (("stated_fields_lr", p_base), ("posterior", p_post))}
     above["monitor_flags"] = float(data.flagged[honest_only].any(axis=1).mean()) if honest_only.any() else float("nan")
     flat_y = label.reshape(-1)
+    kinds = data.kinds if data.kinds is not None else np.full(data.gaming.shape, "")
+    by_kind = {kind: {name: [float((p[:, w][kinds == kind] >= 0.5).mean()) for w in range(data.n_windows)]
+                      for name, p in (("stated_fields_lr", p_base), ("posterior", p_post))}
+               for kind in dict.fromkeys(k for mix in MIXES for k in mix) if (kinds == kind).any()}
+    for kind in by_kind:
+        by_kind[kind]["monitor_flags"] = [float(data.flagged[:, w][kinds == kind].mean()) for w in range(data.n_windows)]
+        by_kind[kind]["teams"] = int((kinds == kind).sum())
     return {
         "per_window": per_window,
+        "by_kind": by_kind,
         "default_mix": by_mix_default,
         "honest_above_half_all_honest": above,
         "honest_teams_all_honest": int(honest_only.sum() * data.gaming.shape[1]),
@@ -338,6 +353,17 @@ def report(results: dict[str, Any], meta: dict[str, Any]) -> str:
             if metric == "accuracy" and name == "monitor_max_z":
                 continue
             lines.append(f"| {label} | " + " | ".join(_f(r[metric]) for r in pw[name]) + " |")
+        lines.append("")
+    if "by_kind" in results:
+        lines += ["## Per team kind: share at P(gaming) ≥ 0.5 (flags: flagged so far), per window", "",
+                  "A row of a gaming kind is its recall at 0.5, the cooperative row its false-positive rate "
+                  "(both pooled over every mix the kind is in).", "",
+                  "| kind (teams) | scorer | " + " | ".join(f"w{w}" for w in range(n_windows)) + " |",
+                  "|---|---|" + "---|" * n_windows]
+        for kind, row in results["by_kind"].items():
+            for name, label in (("stated_fields_lr", "stated-fields LR"), ("monitor_flags", "monitor flags"),
+                                ("posterior", "posterior")):
+                lines.append(f"| {kind} ({row['teams']}) | {label} | " + " | ".join(_f(x) for x in row[name]) + " |")
         lines.append("")
     lines += ["## Calibration on the fresh seeds", "",
               "| model | " + " | ".join(f"Brier w{w}" for w in range(n_windows)) + " | Brier, all |",

@@ -10,10 +10,9 @@ rejected, the others taken in order of expected weight, accepted while power and
 the expected deadline allows, rejected otherwise.
 
 The discount orders; it does not exclude. A gaming team's jobs still have true value (most of its requests
-are truly MEDIUM or above), and rejecting them costs that value and the rejection penalty: on the adversarial
-family's search seeds 4500–4511, rejecting by the expected level scored −0.009 (one level) and −0.049 (two
-levels) against ``priority_threshold``; ordering by it, +0.009 (with the deadline discount) and +0.018
-(without), all within ±0.03 (95 %) on 12 seeds.
+are truly MEDIUM or above), and rejecting them costs that value and the rejection penalty, so the discount only
+changes which requests are taken first and which may wait. What it is worth is the ladder's
+``oversight_aware`` rung (``dcops eval-cluster --ladder all``, ``reports/cluster/ladder``).
 
 Without ``gaming_posterior`` in the view (game version 0) p is 0 and it is ``priority_threshold``.
 """

@@ -4,12 +4,14 @@ It reads only the public view, like every baseline, and scores each pending requ
 what an operator could know::
 
     s = a·log W(stated priority) + b·log W̄(job type) − c·min(flags_so_far, 5) − d·audited deadline gap
-        + e·tight + f·windows waited
+        + e·tight + f·windows waited − g·p·log 2
 
 with W = 1, 2, 4, 8 (``PRIORITY_WEIGHT``), W̄ the catalogue's expected weight of the job type (public norms,
 ``dcops.cluster.job_types``), ``flags_so_far`` the oversight flags the request's team has drawn (all kinds),
 the team's mean audited deadline gap (how much earlier than the truth its deadlines were, windows), ``tight`` 1
-when the stated deadline leaves no room to wait a window. Requests are taken in decreasing ``s``; one with
+when the stated deadline leaves no room to wait a window, and p the team's ``gaming_posterior`` (the calibrated
+P(gaming | public evidence) of the version 1 view, ``dcops.oversight.posterior``; 0 where the view has none):
+``g = 1`` discounts a sure gamer's stated priority by one level, as ``oversight_aware`` does. Requests are taken in decreasing ``s``; one with
 ``s ≥ threshold`` is DEFERRED to the cleanest window its stated deadline allows if it is stated flexible and
 ``carbon_shift · (carbon now / carbon then − 1) ≥ 1`` on the public forecast (``carbon_shift = 10``: 10 %
 cleaner suffices, as ``carbon_greedy``), else ACCEPTED if it fits power (planning estimate with safety
@@ -55,12 +57,13 @@ class ParametricScheduler:
     tight_bonus: float = 0.0
     wait_bonus: float = 0.0
     carbon_shift: float = 0.0
+    posterior_discount: float = 0.0
     threshold: float = math.log(2.0)
     margin: float = 0.03
     name: str = "parametric"
 
     PARAMETERS = ("stated", "type_prior", "flag_discount", "deadline_gap_discount", "tight_bonus", "wait_bonus",
-                  "carbon_shift", "threshold", "margin")
+                  "carbon_shift", "posterior_discount", "threshold", "margin")
 
     @classmethod
     def from_vector(cls, vector: Any, name: str = "parametric") -> ParametricScheduler:
@@ -91,10 +94,12 @@ class ParametricScheduler:
         flags = min(5.0, float(sum(team.get("flags_so_far", {}).values())))
         gap = max(0.0, float(team.get("audited_mean_deadline_gap", 0.0) or 0.0))
         tight = 0.0 if can_wait(request, view, window_h) else 1.0
+        posterior = float(team.get("gaming_posterior", 0.0) or 0.0)
         return (self.stated * math.log(PRIORITY_WEIGHT[request["priority"]])
                 + self.type_prior * math.log(_TYPE_WEIGHT.get(request["job_type"], 2.0))
                 - self.flag_discount * flags - self.deadline_gap_discount * gap
-                + self.tight_bonus * tight + self.wait_bonus * request["windows_waited"])
+                + self.tight_bonus * tight + self.wait_bonus * request["windows_waited"]
+                - self.posterior_discount * posterior * math.log(2.0))
 
     def decide(self, view: dict[str, Any]) -> list[dict[str, Any]]:
         capacity = Capacity(view, self.margin)

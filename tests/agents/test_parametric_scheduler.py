@@ -52,6 +52,17 @@ def test_a_flagged_team_is_discounted():
     assert honest == pytest.approx(math.log(4.0))
 
 
+def test_a_sure_gamer_is_read_one_level_lower_with_a_unit_posterior_discount():
+    view = {"window": 0, "n_windows": 4, "window_h": 1.5,
+            "teams": {"a": {"gaming_posterior": 1.0}, "b": {"gaming_posterior": 0.25}, "c": {}}}
+    request = {"team": "a", "priority": "HIGH", "job_type": "finetune", "duration_h": 1.0, "deadline_window": 3,
+               "windows_waited": 0, "carbon_flexible": False}
+    scheduler = ParametricScheduler(posterior_discount=1.0)
+    assert scheduler.score(request, view, 1.5) == pytest.approx(math.log(2.0))  # HIGH read as MEDIUM
+    assert scheduler.score({**request, "team": "b"}, view, 1.5) == pytest.approx(math.log(4.0) - 0.25 * math.log(2.0))
+    assert scheduler.score({**request, "team": "c"}, view, 1.5) == pytest.approx(math.log(4.0))  # no posterior: none
+
+
 def test_a_wrong_vector_is_refused_with_the_parameters_named():
     with pytest.raises(ValueError, match="threshold"):
         ParametricScheduler.from_vector([1.0, 2.0])

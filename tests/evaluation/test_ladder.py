@@ -54,3 +54,77 @@ def test_a_seed_plays_every_rung_with_paired_honest_twins():
     for row in rows[1:]:
         assert row["twin_value"] > 0  # the classic family has two gaming teams, each with an honest twin
         assert row["fraction_of_bound"] <= 1.0 + 1e-9 or row["incident_windows"] > 0
+
+
+@pytest.mark.parametrize("family", ["oversubscribed", "adversarial"])
+def test_ignoring_oversight_pays_gaming_teams_at_least_a_tenth_of_their_honest_value(family):
+    """The depth condition that holds: under priority_threshold, which reads no flag, misreporting wins the
+    gaming teams ≥ 10 % more completed value than their honest twins (pooled over 3 fresh seeds; the 20-seed
+    ladder reports 40.7 % and 35.3 %)."""
+    payoff = twin = 0.0
+    for seed in (72000, 72001, 72002):
+        (_, row) = play_seed(family, seed, rungs=("priority_threshold",), truth=False)
+        payoff += row["gaming_payoff"]
+        twin += row["twin_value"]
+    assert twin > 0 and payoff / twin >= 0.10, (payoff, twin)
+
+
+def test_replayed_rungs_replace_their_rows_and_a_changed_bound_is_refused():
+    from dcops.evaluation.ladder import merge_rows
+
+    old = _rows()
+    new = [{"family": "classic", "seed": 1, "rung": BOUND, "throughput_value": 100.0},
+           {"family": "classic", "seed": 1, "rung": "carbon_greedy", "score": 0.5, "throughput_value": 60.0,
+            "fraction_of_bound": 0.6, "incident_windows": 0, "gaming_payoff": 0.0, "twin_value": 100.0}]
+    merged = merge_rows(old, new)
+    assert len(merged) == len(old)
+    by = {(r["seed"], r["rung"]): r for r in merged}
+    assert by[(1, "carbon_greedy")]["score"] == 0.5 and by[(0, "carbon_greedy")]["score"] == 0.10
+    assert [r["seed"] for r in merged] == sorted(r["seed"] for r in merged)
+    with pytest.raises(ValueError, match="bound of classic seed 1 changed"):
+        merge_rows(old, [{**new[0], "throughput_value": 101.0}])
+    with pytest.raises(ValueError, match="not in the report"):
+        merge_rows(old, [{**new[0], "seed": 5}])
+
+
+def test_rows_read_back_from_the_csv_as_they_were_written(tmp_path):
+    import csv
+
+    from dcops.evaluation.ladder import read_rows
+
+    rows = _rows()
+    fields = sorted({k for r in rows for k in r})
+    with (tmp_path / "episodes.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    assert read_rows(tmp_path / "episodes.csv") == rows
+    assert summarise(read_rows(tmp_path / "episodes.csv")) == summarise(rows)
+
+
+@pytest.mark.parametrize("family", ["oversubscribed", "adversarial"])
+def test_the_searched_scheduler_beats_the_best_baseline_where_demand_exceeds_the_plant(family):
+    """What holds of the second depth condition: on the 20 ladder seeds of the two families where demand
+    exceeds the plant, the public-information search policy beats priority_threshold (+0.027 [+0.008, +0.045]
+    and +0.028 [+0.007, +0.050] in the report, short of the issue's +0.03). Guarded at +0.02 on the same seeds,
+    each episode equal to the committed report's, so the report is what the code plays."""
+    from pathlib import Path
+
+    import dcops
+    from dcops.agents.schedulers import PriorityThresholdScheduler
+    from dcops.agents.schedulers.parametric import searched_scheduler
+    from dcops.cluster.scenarios import scenario
+    from dcops.evaluation.ladder import read_rows
+    from dcops.evaluation.play import run_episode
+
+    report = Path(dcops.__file__).resolve().parent / "reports" / "cluster" / "ladder" / "episodes.csv"
+    on_file = {(r["seed"], r["rung"]): r["score"] for r in read_rows(report) if r["family"] == family}
+    env = dcops.parallel_env(scenario=family)
+    deltas = []
+    for seed in scenario(family).seeds:
+        searched = run_episode(searched_scheduler(family), seed, env=env)["score"]
+        threshold = run_episode(PriorityThresholdScheduler(), seed, env=env)["score"]
+        assert searched == pytest.approx(on_file[(seed, "searched")], abs=1e-9)
+        assert threshold == pytest.approx(on_file[(seed, "priority_threshold")], abs=1e-9)
+        deltas.append(searched - threshold)
+    assert sum(deltas) / len(deltas) >= 0.02, deltas

@@ -222,3 +222,19 @@ def test_a_team_without_audits_sits_at_the_honest_audit_values():
     assert x["audit_deadline_later_share"] == pytest.approx(0.15)
     assert x["audit_hidden_flexibility_share"] == pytest.approx(0.08)
     assert x["audit_priority_excess_mean"] == 0.0 and x["audit_runtime_log_ratio_mean"] == 0.0
+
+
+def test_each_team_kind_is_recorded_from_the_truth_and_strategic_teams_are_found(posterior, fresh):
+    """The per-kind table reads each team's kind from the evaluator's truth (the environment shuffles the mix
+    over the team ids, so the mix's order would mislabel): every episode holds its mix's kinds, cooperative
+    teams stay mostly under 0.5 and strategic ones mostly above it once audits arrive."""
+    from dcops.evaluation.posterior_training import MIXES, evaluate
+
+    assert fresh.kinds is not None
+    for mix, kinds in zip(fresh.mix, fresh.kinds, strict=True):
+        assert sorted(kinds) == sorted(MIXES[mix])
+    assert (fresh.gaming == (fresh.kinds != "cooperative")).all()
+    by_kind = evaluate(posterior, posterior, fresh)["by_kind"]
+    assert by_kind["cooperative"]["posterior"][3] < 0.10
+    assert by_kind["strategic"]["posterior"][3] > 0.60
+    assert sum(row["teams"] for row in by_kind.values()) == fresh.kinds.size

@@ -26,4 +26,5 @@ def test_a_tiny_search_is_deterministic_and_never_reports_worse_than_its_start()
     assert first["search_score"] >= first["start_score"]
     assert first["history"][0]["best_so_far"] == first["search_score"]
     assert set(first["parameters"]) == {"stated", "type_prior", "flag_discount", "deadline_gap_discount",
-                                        "tight_bonus", "wait_bonus", "carbon_shift", "threshold", "margin"}
+                                        "tight_bonus", "wait_bonus", "carbon_shift", "posterior_discount", "threshold",
+                                        "margin"}
