@@ -26,13 +26,16 @@ arrivals fingerprints agree before it divides by a bound.
 **Conditions** (every one: a 12 h episode from 2026-07-15 06:00, 8 windows of 1.5 h, the env's defaults
 otherwise; no random faults, so that conditions differ only where named):
 
-================  ===========================================================================================
-``normal``        Leesburg, Virginia (data-center alley; temperate July), PJM grid, no fault
-``chiller_trip``  as normal, and chiller 0 of 2 (half the plant) trips 3 h in (start of window 2), for good
-``hot_climate``   Phoenix in July (the hottest built-in site), PJM grid, no fault
-``dirty_grid``    Leesburg, Arizona Public Service grid (AZPS: the most carbon-intensive built-in profile,
-                  ≈ 590 gCO2/kWh in July against PJM's ≈ 390), no fault
-================  ===========================================================================================
+==================  ===========================================================================================
+``normal``          Leesburg, Virginia (data-center alley; temperate July), PJM grid, no fault
+``chiller_trip``    as normal, and chiller 0 of 2 (half the plant) trips 3 h in (start of window 2), for good
+``hot_climate``     Phoenix in July (the hottest built-in site), PJM grid, no fault
+``dirty_grid``      Leesburg, Arizona Public Service grid (AZPS: the most carbon-intensive built-in profile,
+                    ≈ 590 gCO2/kWh in July against PJM's ≈ 390), no fault
+``oversubscribed``  as normal, and up to 6 requests per team and window (the ``oversubscribed`` scenario
+                    family's demand per team, ``dcops.cluster.scenarios``; 4 teams here, so that every mix
+                    shares the bound): about 1.5 times the normal demand against the same plant
+==================  ===========================================================================================
 
 **Seeds**: 0–19 by default (:data:`DEFAULT_SEEDS`); the same seeds for every scheduler, so comparisons pair.
 """
@@ -74,6 +77,7 @@ CONDITIONS: dict[str, Any] = {
     "chiller_trip": _chiller_trip,
     "hot_climate": lambda: {**_LEESBURG, "climate": "phoenix"},
     "dirty_grid": lambda: {**_LEESBURG, "grid_region": "AZPS"},
+    "oversubscribed": lambda: {**_LEESBURG, "max_requests_per_team": 6},
 }
 """Condition name -> a function returning its ``dcops.parallel_env`` keyword arguments (module docstring)."""
 

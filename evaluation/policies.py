@@ -3,6 +3,8 @@
 A scheduler is named by one of:
 
 - a baseline of ``dcops.agents.schedulers.BASELINES`` (``priority_threshold``, ``earliest_deadline``, …);
+- ``oversight_aware``: ``priority_threshold`` reading the team posterior of the view
+  (``dcops.agents.schedulers.OversightAwareScheduler``; a baseline of the evaluation, in the default rows);
 - ``hindsight_bound``: the MILP upper bound row (``dcops.cluster.hindsight``; not a policy, see ``runner``);
 - ``llm:<mode>`` with mode ``constrained``, ``fewshot`` or ``grpo`` (the shipped adapter), or
   ``llm:grpo@<adapter dir>``: the language-model
@@ -31,10 +33,15 @@ from dcops.evaluation.matrix import BOUND
 LLM_MODES = ("constrained", "fewshot", "grpo")
 
 
-def baseline_names() -> list[str]:
-    from dcops.agents.schedulers import BASELINES
+def _evaluation_baselines() -> dict[str, Any]:
+    from dcops.agents.schedulers import BASELINES, OversightAwareScheduler
 
-    return list(BASELINES)
+    return {**BASELINES, "oversight_aware": OversightAwareScheduler}
+
+
+def baseline_names() -> list[str]:
+    """The evaluation's public-information baselines: ``BASELINES`` and ``oversight_aware``."""
+    return list(_evaluation_baselines())
 
 
 def validate_scheduler(name: str) -> str:
@@ -75,10 +82,9 @@ def make_policy(name: str) -> Any:
     validate_scheduler(name)
     if name == BOUND:
         raise ValueError(f"{BOUND!r} is a bound, not a policy")
-    from dcops.agents.schedulers import BASELINES
-
-    if name in BASELINES:
-        return BASELINES[name]()
+    baselines = _evaluation_baselines()
+    if name in baselines:
+        return baselines[name]()
     if name.startswith(("http://", "https://")):
         return HttpPolicy(name)
     if name.startswith("llm:"):
