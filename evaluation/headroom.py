@@ -111,37 +111,28 @@ def run_sweep(variants: Sequence[str], n_seeds: int, workers: int = 1,
     for name in variants:
         if name not in VARIANT_BY_NAME:
             raise ValueError(f"variants: unknown {name!r}; known: {sorted(VARIANT_BY_NAME)}")
-    tasks = [(name, SEEDS_FROM + i) for name in variants for i in range(n_seeds)]
-    if workers <= 1:
-        results: Any = map(_task, tasks)
-        rows = []
-        for task, row in zip(tasks, results, strict=True):
-            rows.append(row)
-            if progress is not None:
-                progress(*task)
-        return rows
-    import multiprocessing
+    from dcops.evaluation.play import ordered_map
 
+    tasks = [(name, SEEDS_FROM + i) for name in variants for i in range(n_seeds)]
     rows = []
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        for task, row in zip(tasks, pool.imap(_task, tasks), strict=True):
-            rows.append(row)
-            if progress is not None:
-                progress(*task)
+    for task, row in ordered_map(_task, tasks, workers):
+        rows.append(row)
+        if progress is not None:
+            progress(*task)
     return rows
 
 
 def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per variant: the means of every column, the paired 95 % interval of Δ score, and the unsaturated
     ceiling ``0.5 · Δ net / V``."""
-    from dcops.evaluation.ladder import _paired
+    from dcops.evaluation.ladder import paired_interval
 
     out = []
     for name in dict.fromkeys(r["variant"] for r in rows):
         got = [r for r in rows if r["variant"] == name]
         planner = np.array([r["score_planner"] for r in got])
         threshold = np.array([r["score_threshold"] for r in got])
-        delta, low, high = _paired(planner, threshold)
+        delta, low, high = paired_interval(planner, threshold)
         entry = {"variant": name, "seeds": len(got), "delta_score": delta, "delta_low": low, "delta_high": high}
         for key in ("score_threshold", "score_planner", "delta_net_over_v", "saturated_share", "loss_share",
                     "incidents_threshold", "incidents_planner"):

@@ -139,6 +139,7 @@ def run_ladder(families: Sequence[str], seeds_per_family: int | None = None,
     seeds of each family (all of them when ``None``), over ``workers`` processes; the rows come in
     (family, seed) order whatever the workers."""
     from dcops.cluster.scenarios import scenario
+    from dcops.evaluation.play import ordered_map
 
     if rungs is not None:
         unknown = [r for r in rungs if r not in (*RUNGS, TRUTH)]
@@ -150,20 +151,10 @@ def run_ladder(families: Sequence[str], seeds_per_family: int | None = None,
         seeds = scenario(family).seeds
         tasks += [(family, seed, overrides) for seed in (seeds[:seeds_per_family] if seeds_per_family else seeds)]
     rows: list[dict[str, Any]] = []
-    if workers <= 1:
-        results: Any = map(_play_task, tasks)
-        for (family, seed, _), got in zip(tasks, results, strict=True):
-            rows += got
-            if progress is not None:
-                progress(family, seed)
-        return rows
-    import multiprocessing
-
-    with multiprocessing.get_context("spawn").Pool(workers) as pool:
-        for (family, seed, _), got in zip(tasks, pool.imap(_play_task, tasks), strict=True):
-            rows += got
-            if progress is not None:
-                progress(family, seed)
+    for (family, seed, _), got in ordered_map(_play_task, tasks, workers):
+        rows += got
+        if progress is not None:
+            progress(family, seed)
     return rows
 
 
@@ -210,7 +201,7 @@ def merge_rows(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dic
     return sorted(kept + added, key=lambda r: (order[r["family"]], r["seed"], ladder_order.get(r["rung"], 99)))
 
 
-def _paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
+def paired_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
     """Mean of ``a - b`` and its 95 % t-interval."""
     d = a - b
     mean = float(d.mean())
@@ -245,7 +236,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
             if name in score:
                 entry["score"] = float(score[name].mean())
                 entry["score_sd"] = float(score[name].std(ddof=1)) if len(seeds) > 1 else 0.0
-                entry["vs_best"], entry["vs_best_low"], entry["vs_best_high"] = _paired(score[name], score[best])
+                entry["vs_best"], entry["vs_best_low"], entry["vs_best_high"] = paired_interval(score[name], score[best])
             if "gaming_payoff" in got[0]:
                 payoff = sum(g["gaming_payoff"] for g in got)
                 twin = sum(g["twin_value"] for g in got)

@@ -7,6 +7,7 @@ truth planner, the scheduler search), so none of them needs another to play.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 
@@ -36,3 +37,17 @@ def arrivals_key(env: Any) -> str:
                             row["true_priority"], row["true_deadline_window"], row["true_carbon_flexible"],
                             row["true_runtime_h"], row["gpus"])).encode())
     return digest.hexdigest()
+
+
+def ordered_map(func: Callable[[Any], Any], tasks: Iterable[Any], workers: int = 1) -> Iterator[tuple[Any, Any]]:
+    """``(task, func(task))`` for every task, in the tasks' order, over ``workers`` spawned processes (in this
+    process when ``workers <= 1``). ``func`` must be a module-level function (it is pickled by name)."""
+    tasks = list(tasks)
+    if workers <= 1:
+        for task in tasks:
+            yield task, func(task)
+        return
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(workers) as pool:
+        yield from zip(tasks, pool.imap(func, tasks), strict=True)

@@ -128,3 +128,11 @@ def test_the_searched_scheduler_beats_the_best_baseline_where_demand_exceeds_the
         assert threshold == pytest.approx(on_file[(seed, "priority_threshold")], abs=1e-9)
         deltas.append(searched - threshold)
     assert sum(deltas) / len(deltas) >= 0.02, deltas
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_ordered_map_keeps_the_tasks_order_whatever_the_workers(workers):
+    from dcops.evaluation.play import ordered_map
+
+    tasks = [-3, 2, -1, 0, -7]
+    assert list(ordered_map(abs, tasks, workers)) == [(t, abs(t)) for t in tasks]
