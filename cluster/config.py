@@ -29,6 +29,7 @@ import numpy as np
 
 from dcops.cluster.job_types import GPU_KW, GPU_TYPE_NAMES
 from dcops.cluster.scenarios import scenario, scenario_kwargs
+from dcops.cluster.workload import workload
 from dcops.physics.plant import PlantConfig
 
 
@@ -127,6 +128,8 @@ class ClusterConfig:
     :param game_version: the rules (``dcops.cluster.reward``); 1 by default, 0 reproduces every v0 figure.
     :param scenario: the family these values came from (``dcops.cluster.scenarios``). Only a label here:
         :meth:`from_kwargs` (and so ``dcops.parallel_env(scenario=...)``) applies the family's overrides.
+    :param workload: where request rates and runtimes come from (``dcops.cluster.workload``): ``"synthetic"``
+        (the default) or ``"azure_llm_2023"``, the shape of the public Azure LLM inference trace.
     """
 
     n_windows: int = 8
@@ -157,6 +160,7 @@ class ClusterConfig:
     initial_chw_c: float = 18.0
     game_version: int = 1
     scenario: str = "classic"
+    workload: str = "synthetic"
 
     def __post_init__(self) -> None:
         # Every field is checked here, once, with its name in the message: a NaN or infinite number would
@@ -204,6 +208,7 @@ class ClusterConfig:
         _number("initial_zone_temp_c", self.initial_zone_temp_c, 10.0, 60.0)
         _number("initial_chw_c", self.initial_chw_c, 2.0, 30.0)
         scenario(self.scenario)
+        workload(self.workload)
         if self.game_version not in GAME_VERSIONS:
             raise ValueError(f"game_version: must be one of {GAME_VERSIONS}, got {self.game_version!r}")
         if not isinstance(self.start, datetime):

@@ -47,6 +47,7 @@ import numpy as np
 
 from dcops.cluster.job_types import GPU_KW, JOB_TYPES, JobType
 from dcops.cluster.requests import Priority, Request, RequestTruth, Submission
+from dcops.cluster.workload import workload
 
 TACTIC_KINDS: tuple[str, ...] = ("priority_inflation", "deadline_compression", "carbon_flexibility_gaming")
 HONEST_FLIP = 0.08
@@ -129,6 +130,7 @@ class TeamBase:
         self.tactic_rng = rng.spawn(1)[0]
         self.config = config
         self.game_version = int(getattr(config, "game_version", 0))
+        self.workload = workload(getattr(config, "workload", "synthetic"))
         # Version 1 words urgency from the stated fields alone, with draws of a stream of its own (module
         # docstring); spawning does not advance the job stream, and version 0 spawns nothing more.
         self.description_rng = rng.spawn(1)[0] if self.game_version >= 1 else None
@@ -155,8 +157,12 @@ class TeamBase:
     def tactic_draws(self, n: int) -> Iterator[float]:
         return iter(self.tactic_rng.random(n).tolist()) if n > 0 else iter(())
 
-    def n_requests(self, u: Iterator[float]) -> int:
+    def n_requests(self, u: Iterator[float], window: int = 0) -> int:
+        """1 + Binomial(max_requests − 1, rate); a trace workload scales the rate by the window's arrival
+        intensity (``dcops.cluster.workload``), with the same draws."""
         rate = self.profile.rate
+        if self.workload is not None:
+            rate = min(1.0, rate * self.workload.rate_factor(window, self.config.n_windows))
         return 1 + sum(next(u) < rate for _ in range(self.config.max_requests_per_team - 1))
 
     def draft(self, window: int, u: Iterator[float]) -> Draft:
@@ -166,7 +172,10 @@ class TeamBase:
         gpus = 4 * (lo // 4 + int(next(u) * (hi // 4 - lo // 4 + 1)))
         kw = gpus * GPU_KW[job_type.gpu_type] * (0.8 + 0.2 * next(u)) * profile.kw_scale
         d_lo, d_hi = job_type.duration_h
-        runtime_h = (d_lo + (d_hi - d_lo) * next(u)) * profile.runtime_scale
+        position = next(u)  # where in the type's runtime range: uniform, or the trace's quantiles
+        if self.workload is not None:
+            position = self.workload.runtime_position(position)
+        runtime_h = (d_lo + (d_hi - d_lo) * position) * profile.runtime_scale
         steps = max(1, math.ceil(runtime_h * 3600.0 / config.dt_s - 1e-9))
         earliest = window + math.ceil(steps / config.steps_per_window) - 1
         priority = _PRIORITIES[min(bisect.bisect_right(_PRIORITY_CDF[job_type.name], next(u)), 3)]
@@ -243,7 +252,7 @@ class TeamBase:
         u = self.draws(self.config.max_requests_per_team * (self.DRAWS_PER_REQUEST + 1))
         t = self.tactic_draws(self.config.max_requests_per_team * self.TACTIC_DRAWS_PER_REQUEST)
         submissions = []
-        for slot in range(self.n_requests(u)):
+        for slot in range(self.n_requests(u, window)):
             draft = self.draft(window, u)
             stated = self.honest_statement(draft, window, u)
             tactics = set() if self.honest_mode else self.state(draft, window, stated, slot, action, t)
