@@ -35,6 +35,8 @@ otherwise; no random faults, so that conditions differ only where named):
 ``oversubscribed``  as normal, and up to 6 requests per team and window (the ``oversubscribed`` scenario
                     family's demand per team, ``dcops.cluster.scenarios``; 4 teams here, so that every mix
                     shares the bound): about 1.5 times the normal demand against the same plant
+``trace_workload``  as normal, with arrivals and runtimes shaped by the Azure LLM inference trace 2023
+                    (``workload="azure_llm_2023"``, ``dcops.cluster.workload``)
 ==================  ===========================================================================================
 
 **Seeds**: 0–19 by default (:data:`DEFAULT_SEEDS`); the same seeds for every scheduler, so comparisons pair.
@@ -78,6 +80,7 @@ CONDITIONS: dict[str, Any] = {
     "hot_climate": lambda: {**_LEESBURG, "climate": "phoenix"},
     "dirty_grid": lambda: {**_LEESBURG, "grid_region": "AZPS"},
     "oversubscribed": lambda: {**_LEESBURG, "max_requests_per_team": 6},
+    "trace_workload": lambda: {**_LEESBURG, "workload": "azure_llm_2023"},
 }
 """Condition name -> a function returning its ``dcops.parallel_env`` keyword arguments (module docstring)."""
 
