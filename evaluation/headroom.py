@@ -87,16 +87,16 @@ def episode_row(variant: str, seed: int, threshold: dict[str, Any], planner: dic
     }
 
 
-def play_variant_seed(variant: Variant, seed: int, passes: int | None = None) -> dict[str, Any]:
+def play_variant_seed(variant: Variant, seed: int) -> dict[str, Any]:
     """``priority_threshold`` and the truth planner on one seed of ``variant``."""
     import dcops
     from dcops.agents.schedulers import PriorityThresholdScheduler
     from dcops.evaluation.play import run_episode
-    from dcops.evaluation.truth_planner import PASSES, play_truth_planner
+    from dcops.evaluation.truth_planner import play_truth_planner
 
     env = dcops.parallel_env(scenario=variant.family, **variant.overrides)
     threshold = run_episode(PriorityThresholdScheduler(), seed, env=env)
-    planner = play_truth_planner(env, seed, passes=PASSES if passes is None else passes).summary
+    planner = play_truth_planner(env, seed).summary
     return episode_row(variant.name, seed, threshold, planner, env.episode.config.throughput_scale)
 
 

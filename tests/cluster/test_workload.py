@@ -47,7 +47,9 @@ def test_the_runtime_position_interpolates_the_quantiles():
     assert w.runtime_position(0.25) == pytest.approx(0.1) and w.runtime_position(0.75) == pytest.approx(0.6)
 
 
-def test_the_trace_shapes_arrivals_and_the_synthetic_default_is_untouched():
+def test_the_trace_shapes_arrivals_and_the_synthetic_one_does_not_follow_it():
+    """(That the synthetic default is unchanged bit for bit is guarded by the ladder tests that replay the
+    committed report's priority_threshold episodes, made before the trace workload existed.)"""
     trace = wl.workload("azure_llm_2023")
     factors = np.array([trace.rate_factor(w, 8) for w in range(8)])
     counts = {}
@@ -61,11 +63,6 @@ def test_the_trace_shapes_arrivals_and_the_synthetic_default_is_untouched():
         counts[name] = per_window
     assert np.corrcoef(counts["azure_llm_2023"], factors)[0, 1] > 0.9
     assert abs(np.corrcoef(counts["synthetic"], factors)[0, 1]) < 0.9
-    default = dcops.parallel_env(team_kinds=("cooperative",) * 4)
-    assert [run_episode(RejectAllScheduler(), s, env=default)["arrivals_key"] for s in (0, 1)] == \
-        [run_episode(RejectAllScheduler(), s, env=dcops.parallel_env(workload="synthetic",
-                                                                     team_kinds=("cooperative",) * 4))["arrivals_key"]
-         for s in (0, 1)]
 
 
 def test_an_honest_twin_draws_the_same_jobs_under_the_trace():

@@ -33,6 +33,8 @@ SEARCH_RNG_SEED = 20261203
 SEARCH_SEED_OFFSET = 500
 """A family's search seeds start this far above its first ladder seed."""
 MIN_STD = 0.1
+RECIPE = {"iterations": 16, "population": 32, "elite": 6, "n_seeds": 32}
+"""The shipped search (module docstring): the defaults of :func:`cross_entropy_search` and of the command."""
 INITIAL_STD: dict[str, float] = {"stated": 0.5, "type_prior": 0.5, "flag_discount": 0.3,
                                  "deadline_gap_discount": 0.3, "tight_bonus": 0.5, "wait_bonus": 0.3,
                                  "carbon_shift": 5.0, "posterior_discount": 0.5, "threshold": 0.5,
@@ -78,8 +80,9 @@ def _evaluate(task: tuple[str, tuple[int, ...], list[float]]) -> float:
     return float(np.mean([run_episode(ParametricScheduler.from_vector(vector), s, env=env)["score"] for s in seeds]))
 
 
-def cross_entropy_search(family: str, iterations: int = 16, population: int = 32, elite: int = 6,
-                         n_seeds: int = 32, workers: int = 1, progress: Any = None) -> dict[str, Any]:
+def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
+                         population: int = RECIPE["population"], elite: int = RECIPE["elite"],
+                         n_seeds: int = RECIPE["n_seeds"], workers: int = 1, progress: Any = None) -> dict[str, Any]:
     """Run the search of the module docstring; return the best parameters and the history."""
     from dcops.agents.schedulers.parametric import ParametricScheduler
 
@@ -130,10 +133,10 @@ def data_path(family: str) -> Path:
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--family", required=True, help="scenario family (dcops.cluster.scenarios), or 'all'")
-    parser.add_argument("--iterations", type=int, default=16)
-    parser.add_argument("--population", type=int, default=32)
-    parser.add_argument("--elite", type=int, default=6)
-    parser.add_argument("--seeds", type=int, default=32, help="search seeds per candidate")
+    parser.add_argument("--iterations", type=int, default=RECIPE["iterations"])
+    parser.add_argument("--population", type=int, default=RECIPE["population"])
+    parser.add_argument("--elite", type=int, default=RECIPE["elite"])
+    parser.add_argument("--seeds", type=int, default=RECIPE["n_seeds"], help="search seeds per candidate")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--out", default=None, help="output file (default: the shipped agents/schedulers/data/parametric_<family>.json)")
 
