@@ -96,6 +96,35 @@ def plant_step_rate(batch: int | None, dt_s: float = 300.0) -> float:
     return _rate(work)
 
 
+def plant_v2_step_rate(batch: int | None, dt_s: float = 300.0) -> float:
+    """Plant-steps per second of plant v2 (``dcops.physics.v2``) for one 4-zone plant or a batch."""
+    from dcops.physics.plant_types import PlantBoundary
+    from dcops.physics.v2.plant import step_plant_v2
+    from dcops.physics.v2.types import PlantV2Config, PlantV2Control, initial_state_v2
+
+    config = PlantV2Config.default()
+    z = config.n_zones
+    shape: tuple[int, ...] = () if batch is None else (batch,)
+    rng = np.random.default_rng(0)
+    state = initial_state_v2(config, 25.0, 12.0, batch_shape=shape)
+    full = lambda value: np.full(shape, value)  # noqa: E731
+    control = PlantV2Control(np.full((*shape, z), 0.7), np.full((*shape, z), 22.0), full(12.0), full(1.0),
+                             full(0.7), full(2.0), full(0.8))
+    boundary = PlantBoundary(
+        config.zone_design_it_kw * rng.uniform(0.5, 0.9, size=(*shape, z)), full(25.0), full(18.0),
+        np.ones((*shape, config.n_chillers)), np.ones((*shape, z)),
+    )
+    plants = 1 if batch is None else batch
+
+    def work() -> int:
+        nonlocal state
+        for _ in range(500):
+            state, _ = step_plant_v2(config, state, control, boundary, dt_s)
+        return 500 * plants
+
+    return _rate(work)
+
+
 def env_step_rate(task_id: str = "cooling/cascading_chiller_failure") -> float:
     """Full Gymnasium cooling-environment steps per second with a fixed action (observation, reward, info)."""
     import dcops
@@ -135,22 +164,30 @@ def run_physics_bench() -> dict[str, Any]:
     calibration = calibration_rate()
     single = plant_step_rate(None)
     batched = plant_step_rate(64)
+    single_v2 = plant_v2_step_rate(None)
+    batched_v2 = plant_v2_step_rate(64)
     env_rate = env_step_rate()
     construction = construction_seconds()
     return {
         "calibration_loops_per_s": calibration,
         "physics_steps_per_s_single_plant": single,
         "physics_plant_steps_per_s_batch_64": batched,
+        "physics_v2_steps_per_s_single_plant": single_v2,
+        "physics_v2_plant_steps_per_s_batch_64": batched_v2,
         "cooling_env_steps_per_s": env_rate,
         "env_construction_s": construction,
         "ratios": {
             "single_plant_steps_per_calibration_loop": single / calibration,
             "batch_speedup_over_single": batched / single,
+            "v2_single_over_v0_single": single_v2 / single,
+            "v2_batch_over_v0_batch": batched_v2 / batched,
             "env_step_over_physics_step": env_rate / single,
         },
         "targets": {
             "physics_steps_per_s_single_plant >= 10000": single >= 10_000,
             "physics_plant_steps_per_s_batch_64 >= 200000": batched >= 200_000,
+            "physics_v2_steps_per_s_single_plant >= 30000": single_v2 >= 30_000,
+            "physics_v2_plant_steps_per_s_batch_64 >= 300000": batched_v2 >= 300_000,
             "env_construction_s < 0.5": construction < 0.5,
         },
     }

@@ -1,0 +1,127 @@
+"""Plant v2's components against published figures and physical trends: the lift chiller, the YorkCalc tower,
+the ε-NTU coil and the server power model."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dcops.physics.chiller import DOE2_CENTRIFUGAL_5_50COP, full_load_cop
+from dcops.physics.constants import KW_PER_TON_REFRIGERATION
+from dcops.physics.v2.backend import ARRAYS, FLOATS
+from dcops.physics.v2.chiller import LiftChiller, iplv_cop, unit_cop
+from dcops.physics.v2.coil import coil_supply_floor_c, design_ntu
+from dcops.physics.v2.servers import ServerThermalModel, server_power_multiplier
+from dcops.physics.v2.tower import VariableSpeedTower, tower_approach_k, tower_fan_kw, yorkcalc_approach_k
+
+CHILLER = LiftChiller()
+
+
+def test_rated_cop_is_met_at_the_ahri_full_load_point():
+    assert unit_cop(FLOATS, CHILLER, 1.0, 6.67, 29.44) == pytest.approx(5.5, rel=1e-12)
+
+
+def test_iplv_lands_near_the_ashrae_path_b_limit():
+    """ASHRAE 90.1 (2010 onward), water-cooled centrifugal chillers of 150–300 tons: Path B (variable speed) asks
+    for IPLV ≤ 0.400 kW/ton at a full-load ≤ 0.635 kW/ton; Path A (constant speed) IPLV ≤ 0.550. A rated-COP-5.5
+    (0.639 kW/ton) variable-speed unit should sit near the Path B figure, far better than Path A."""
+    kw_per_ton = KW_PER_TON_REFRIGERATION / iplv_cop(CHILLER)
+    assert 0.36 <= kw_per_ton <= 0.46
+    assert kw_per_ton < 0.550 * 0.85
+
+
+@pytest.mark.parametrize(("condenser_c", "doe2_cop"), [(24.0, 6.2), (29.4, 5.5), (35.0, 4.8)])
+def test_full_load_cop_agrees_with_doe2_inside_its_validity(condenser_c, doe2_cop):
+    cop = unit_cop(FLOATS, CHILLER, 1.0, 6.67, condenser_c)
+    assert cop == pytest.approx(doe2_cop, rel=0.08)
+    assert cop == pytest.approx(float(full_load_cop(DOE2_CENTRIFUGAL_5_50COP, 6.67, condenser_c)), rel=0.08)
+
+
+def test_cop_falls_two_to_four_percent_per_kelvin_of_condenser_water():
+    cop = unit_cop(ARRAYS, CHILLER, 1.0, 6.67, np.linspace(24.0, 35.0, 12))
+    per_k = (cop[0] / cop[-1]) ** (1.0 / 11.0) - 1.0
+    assert 0.02 <= per_k <= 0.04
+
+
+@pytest.mark.parametrize("plr", [0.3, 0.6, 1.0])
+def test_cop_rises_with_chilled_water_and_falls_with_condenser_water_over_the_whole_range(plr):
+    """Across 5–20 °C chilled water and 12–35 °C condenser water (where the DOE-2 curves are clamped flat), COP
+    is monotone: strictly, wherever the lift is above its head-pressure floor."""
+    chw, cw = np.meshgrid(np.linspace(5.0, 20.0, 31), np.linspace(12.0, 35.0, 47), indexing="ij")
+    cop = unit_cop(ARRAYS, CHILLER, plr, chw, cw)
+    assert np.all(np.diff(cop, axis=0) >= -1e-12) and np.all(np.diff(cop, axis=1) <= 1e-12)
+    floor_lift = (cw + (CHILLER.design_condenser_range_k + CHILLER.condenser_approach_k) * plr) - (
+        chw - CHILLER.evaporator_approach_k * plr) > CHILLER.min_lift_k + 0.5
+    rising = np.diff(cop, axis=0)[floor_lift[1:] & floor_lift[:-1]]
+    assert rising.size > 500 and np.all(rising > 0)
+    # The clamped DOE-2 set gains nothing from chilled water above 10 °C; this model does.
+    assert unit_cop(FLOATS, CHILLER, plr, 16.0, 29.4) > 1.15 * unit_cop(FLOATS, CHILLER, plr, 10.0, 29.4)
+
+
+def test_part_load_has_an_interior_efficiency_peak_and_false_loads_below_its_minimum():
+    plr = np.linspace(0.05, 1.0, 96)
+    cop = unit_cop(ARRAYS, CHILLER, plr, 7.0, 29.44)
+    peak = plr[np.argmax(cop)]
+    assert 0.3 <= peak <= 0.8 and cop.max() > 1.03 * cop[-1]
+    low = unit_cop(ARRAYS, CHILLER, np.array([0.05, 0.10]), 7.0, 29.44)
+    assert np.all(low < 0.8 * cop.max())  # below p_min the unit runs as at p_min, for less cooling
+
+
+def test_chiller_parameters_are_validated():
+    with pytest.raises(ValueError, match="fixed_loss_fraction"):
+        LiftChiller(rated_cop=5.0, fixed_loss_fraction=0.25)
+    with pytest.raises(ValueError, match="rated_cop"):
+        LiftChiller(rated_cop=0.9)
+
+
+def test_yorkcalc_coefficients_reproduce_the_reference_tower_design_point():
+    """At the CTI design point (25.6 °C wet-bulb, 5.56 K range, L/G = 1) the reference tower's approach is 3.89 K
+    (7 °F); a transcription error in any leading coefficient would move it by far more than 0.1 K."""
+    assert yorkcalc_approach_k(FLOATS, 25.56, 5.56, 1.0) == pytest.approx(3.89, abs=0.1)
+
+
+def test_sized_tower_meets_its_design_approach_and_behaves_like_a_tower():
+    tower = VariableSpeedTower(design_rejection_kw=1500.0, design_fan_kw=85.0)
+    fr0 = tower.design_water_flow_ratio
+    assert tower_approach_k(FLOATS, fr0, 25.56, 5.56, 1.0, 1.0) == pytest.approx(3.89, abs=1e-6)
+    speeds = np.linspace(0.2, 1.0, 17)
+    approach = tower_approach_k(ARRAYS, fr0, 18.0, 4.0, 1.0, speeds)
+    assert np.all(np.diff(approach) < 0)  # more air, colder water
+    wet_bulbs = np.linspace(0.0, 26.0, 27)
+    by_wb = tower_approach_k(ARRAYS, fr0, wet_bulbs, 4.0, 1.0, 1.0)
+    assert np.all(np.diff(by_wb) < 0)  # cold air holds less heat per kelvin: approach widens in winter
+    by_range = tower_approach_k(ARRAYS, fr0, 18.0, np.linspace(2.0, 10.0, 9), 1.0, 1.0)
+    assert np.all(np.diff(by_range) > 0)  # more heat, warmer water
+    assert tower_fan_kw(FLOATS, 85.0, 0.5) == pytest.approx(85.0 / 8.0)  # cube law: half speed, 1/8 power
+
+
+def test_coil_meets_its_design_approach_and_needs_water_flow():
+    ntu, cr = design_ntu(12.0, 3.0, 6.0)
+    air_cap, water_cap = 10.0, 20.0  # C_a / C_w = 6 / 12 at design
+    floor = coil_supply_floor_c(FLOATS, 30.0, 15.0, air_cap, water_cap, ntu * air_cap, air_cap)
+    assert floor == pytest.approx(15.0 + 3.0, abs=1e-9)  # 12 K drop, 3 K above the water
+    halves = [coil_supply_floor_c(FLOATS, 30.0, 15.0, air_cap, water_cap * f, ntu * air_cap, air_cap)
+              for f in (1.0, 0.6, 0.3)]
+    assert halves[0] < halves[1] < halves[2]  # less water, warmer coldest air
+    more_air = coil_supply_floor_c(FLOATS, 30.0, 15.0, 1.3 * air_cap, water_cap, ntu * air_cap, air_cap)
+    assert more_air > floor
+    # Energy: the air cannot be cooled below the water, whatever the flows.
+    grid = coil_supply_floor_c(ARRAYS, 30.0, 15.0, np.linspace(0.1, 40.0, 50)[:, None],
+                               np.linspace(0.1, 40.0, 50)[None, :], ntu * air_cap, air_cap)
+    assert np.all(grid >= 15.0 - 1e-9) and np.all(grid <= 30.0 + 1e-9)
+    assert cr == pytest.approx(0.5)
+
+
+def test_server_power_follows_the_ashrae_envelope():
+    """ASHRAE TC 9.9 (2011): relative to a 20 °C inlet, server power rises a few per cent by 27 °C and roughly
+    7–20 % by 35 °C. Monotone, and flat (exactly 1) at cool inlets."""
+    model = ServerThermalModel()
+    at = {t: server_power_multiplier(FLOATS, model, t) for t in (15.0, 20.0, 27.0, 35.0)}
+    assert at[15.0] == 1.0 and at[20.0] == 1.0
+    assert 1.01 <= at[27.0] <= 1.05
+    assert 1.07 <= at[35.0] <= 1.20
+    temps = np.linspace(10.0, 45.0, 71)
+    m = server_power_multiplier(ARRAYS, model, temps)
+    assert np.all(np.diff(m) >= 0) and math.isfinite(float(m.max()))

@@ -1,0 +1,190 @@
+"""Plant v2's step: energy closes, the float and array backends agree, batches equal single plants, staging
+honours its minimum times, and the new controls have the trade-offs they exist for."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dcops.physics.plant_types import PlantBoundary
+from dcops.physics.v2.plant import step_plant_v2
+from dcops.physics.v2.types import PlantV2Config, PlantV2Control, PlantV2State, initial_state_v2
+
+CONFIG = PlantV2Config.default()
+Z = CONFIG.n_zones
+
+
+def control(fan=0.8, supply=20.0, chw=10.0, econ=1.0, tower=0.7, staged=2.0, pump=0.8, z=Z) -> PlantV2Control:
+    return PlantV2Control(np.full(z, fan), np.full(z, supply), np.float64(chw), np.float64(econ), np.float64(tower),
+                          np.float64(staged), np.float64(pump))
+
+
+def boundary(load=0.8, dry=25.0, wet=18.0, chillers=(1.0, 1.0), z=Z) -> PlantBoundary:
+    return PlantBoundary(np.full(z, load * 250.0), np.float64(dry), np.float64(wet), np.array(chillers, float),
+                         np.ones(z))
+
+
+def settle(ctl: PlantV2Control, bnd: PlantBoundary, steps: int = 60, state: PlantV2State | None = None):
+    state = state or initial_state_v2(CONFIG, zone_temp_c=30.0, chw_supply_c=float(ctl.chw_setpoint_c))
+    for _ in range(steps):
+        state, out = step_plant_v2(CONFIG, state, ctl, bnd, 300.0)
+    return state, out
+
+
+def _closure(out) -> float:
+    return float(np.max(np.abs(out.heat_in_kj - out.envelope_loss_kj - out.heat_removed_kj - out.heat_stored_kj)))
+
+
+zone_temps = st.floats(15.0, 45.0)
+controls = st.tuples(st.floats(0.0, 1.0), st.floats(12.0, 27.0), st.floats(5.0, 20.0), st.floats(0.0, 1.0),
+                     st.floats(0.0, 1.0), st.floats(0.0, 2.0), st.floats(0.0, 1.0))
+weather = st.tuples(st.floats(-20.0, 42.0), st.floats(0.0, 1.0))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(zone_temps, min_size=Z, max_size=Z), st.floats(4.0, 25.0), st.floats(5.0, 35.0),
+       st.floats(0.0, 2.0), st.floats(0.0, 4000.0), st.sampled_from([-1.0, 0.0, 1.0]), controls, weather,
+       st.floats(0.05, 1.0), st.lists(st.floats(0.0, 1.0), min_size=2, max_size=2), st.sampled_from([60.0, 300.0]))
+def test_energy_closes_and_the_backends_agree(zones, chw, cw, staged, timer, direction, ctl, wx, load, chillers, dt):
+    """For any state, set-points and weather: energy closes to rounding, nothing is NaN, and the float path
+    (one plant) equals the array path (a batch of one) to rounding."""
+    dry, humidity = wx
+    wet = dry - humidity * (dry + 25.0) * 0.3 if dry > -25.0 else dry
+    state = PlantV2State(np.array(zones), np.float64(chw), np.float64(cw), np.float64(float(round(staged))),
+                         np.float64(timer), np.float64(direction))
+    c = control(*ctl)
+    b = boundary(load=load, dry=dry, wet=wet, chillers=chillers)
+    new, out = step_plant_v2(CONFIG, state, c, b, dt)
+    assert _closure(out) < 1e-6 * max(1.0, float(out.heat_in_kj))
+    assert all(np.all(np.isfinite(v)) for v in out)
+    batched = lambda a: np.asarray(a)[None, ...]  # noqa: E731
+    state_b = PlantV2State(*(batched(v) for v in (state.zone_temp_c, state.chw_supply_c, state.cw_supply_c,
+                                                  state.chillers_on, state.stage_timer_s, state.last_stage_direction)))
+    c_b = PlantV2Control(*(batched(v) for v in (c.fan_speed, c.supply_setpoint_c, c.chw_setpoint_c, c.economiser_on,
+                                                 c.tower_fan_speed, c.chillers_staged, c.chw_pump_speed)))
+    b_b = PlantBoundary(*(batched(v) for v in (b.it_kw, b.outdoor_dry_bulb_c, b.outdoor_wet_bulb_c,
+                                                b.chiller_available, b.fan_units_alive)))
+    new_b, out_b = step_plant_v2(CONFIG, state_b, c_b, b_b, dt)
+    for name, single, batch in zip(out._fields, out, out_b, strict=True):
+        np.testing.assert_allclose(batch[0], single, rtol=1e-10, atol=1e-9, err_msg=name)
+    np.testing.assert_allclose(new_b.zone_temp_c[0], new.zone_temp_c, rtol=1e-12)
+    assert float(new_b.chillers_on[0]) == float(new.chillers_on)
+
+
+def test_a_batch_steps_each_plant_as_it_would_alone():
+    rng = np.random.default_rng(3)
+    batch = 5
+    states = [initial_state_v2(CONFIG, zone_temp_c=float(t), chw_supply_c=9.0) for t in rng.uniform(22, 32, batch)]
+    controls_ = [control(fan=f, chw=c, tower=t, staged=s) for f, c, t, s in zip(
+        rng.uniform(0.4, 1, batch), rng.uniform(7, 16, batch), rng.uniform(0.2, 1, batch), [0, 1, 2, 1, 2], strict=True)]
+    bounds = [boundary(load=lo, dry=d, wet=d - 5)
+              for lo, d in zip(rng.uniform(0.3, 1, batch), rng.uniform(-5, 35, batch), strict=True)]
+    stack = lambda objs, cls: cls(*(np.stack([np.asarray(getattr(o, f)) for o in objs])  # noqa: E731
+                                    for f in cls.__dataclass_fields__))
+    sb, cb, bb = stack(states, PlantV2State), stack(controls_, PlantV2Control), stack(bounds, PlantBoundary)
+    for _ in range(12):
+        sb, ob = step_plant_v2(CONFIG, sb, cb, bb, 300.0)
+        outs = []
+        for i in range(batch):
+            states[i], o = step_plant_v2(CONFIG, states[i], controls_[i], bounds[i], 300.0)
+            outs.append(o)
+        for name in ob._fields:
+            np.testing.assert_allclose(getattr(ob, name), np.stack([getattr(o, name) for o in outs]), rtol=1e-10,
+                                       atol=1e-9, err_msg=name)
+
+
+def test_staging_honours_minimum_run_and_off_times():
+    b = boundary(load=0.5)
+    state = initial_state_v2(CONFIG, zone_temp_c=28.0, chw_supply_c=10.0, chillers_on=1.0)
+    state, out = step_plant_v2(CONFIG, state, control(staged=2.0), b, 300.0)
+    assert float(out.chillers_on) == 2.0  # a fresh plant may stage up at once
+    for _ in range(5):  # 25 min after a stage-up: below the 30 min minimum run, a stage-down is refused
+        state, out = step_plant_v2(CONFIG, state, control(staged=1.0), b, 300.0)
+        assert float(out.chillers_on) == 2.0
+    state, out = step_plant_v2(CONFIG, state, control(staged=1.0), b, 300.0)  # 30 min: allowed
+    assert float(out.chillers_on) == 1.0
+    for _ in range(2):  # 10 min after a stage-down: a stage-up waits for the 15 min minimum off
+        state, out = step_plant_v2(CONFIG, state, control(staged=2.0), b, 300.0)
+        assert float(out.chillers_on) == 1.0
+    state, out = step_plant_v2(CONFIG, state, control(staged=2.0), b, 300.0)
+    assert float(out.chillers_on) == 2.0
+
+
+def test_a_trip_takes_a_running_chiller_and_under_staging_warms_the_loop():
+    _, out = settle(control(staged=2.0, econ=0.0), boundary(load=0.9, chillers=(1.0, 0.0)), steps=3)
+    assert float(out.chillers_on) == 1.0 and float(out.chiller_capacity_kw) == CONFIG.chiller.reference_capacity_kw
+    state, out = settle(control(staged=1.0, econ=0.0), boundary(load=1.0, dry=30.0, wet=24.0), steps=12)
+    assert float(out.chiller_part_load) == pytest.approx(1.0)
+    assert float(state.chw_supply_c) > 10.5  # one unit cannot carry the full hall: the loop drifts up
+
+
+def test_tower_fan_trades_its_power_against_the_chillers_lift():
+    """Summer: more tower air lowers the condenser water and the chiller power, at the fan's cube-law cost;
+    the plant's cooling power has its minimum at an interior fan speed, not at either end."""
+    cooling = []
+    for speed in np.linspace(0.2, 1.0, 9):
+        _, out = settle(control(tower=speed, econ=0.0, chw=10.0), boundary(load=0.8, dry=30.0, wet=22.0))
+        cooling.append((float(out.cooling_kw), float(out.cw_supply_c), float(out.chiller_kw)))
+    power, condenser, chiller = (np.array(c) for c in zip(*cooling, strict=True))
+    assert np.all(np.diff(condenser) < 0) and np.all(np.diff(chiller) < 0)
+    best = int(np.argmin(power))
+    assert 0 < best < len(power) - 1
+
+
+def test_inlet_temperature_has_an_interior_optimum_of_facility_power():
+    """With server fans and leakage counted, warmer supply air saves cooling but costs IT power: facility power
+    is lowest below the 27 °C inlet limit, unlike plant v0 where the optimum sits on the limit."""
+    results = []
+    for supply in np.arange(18.0, 30.5, 1.0):
+        _, out = settle(control(supply=supply, chw=max(5.0, supply - 6.0), econ=0.0, fan=0.9),
+                        boundary(load=0.8, dry=30.0, wet=22.0))
+        results.append((float(np.max(out.inlet_c)), float(out.facility_kw), float(out.it_kw)))
+    inlets, facility, it = (np.array(r) for r in zip(*results, strict=True))
+    best = int(np.argmin(facility))
+    assert 0 < best < len(facility) - 1 and inlets[best] < 27.0
+    assert it[-1] > it[0] * 1.02
+
+
+def test_chilled_water_flow_trades_pump_power_against_the_coil():
+    """Less chilled-water flow saves pump power but raises the coldest supply the coils can make and the return
+    temperature (a larger ΔT from the coil, not a fixed 6 K)."""
+    low = settle(control(pump=0.35, supply=14.0, chw=10.0), boundary(load=0.8), steps=2)[1]
+    high = settle(control(pump=1.0, supply=14.0, chw=10.0), boundary(load=0.8), steps=2)[1]
+    assert float(low.chw_pump_kw) < 0.1 * float(high.chw_pump_kw)
+    assert np.all(low.coil_floor_c > high.coil_floor_c + 0.5)
+    assert float(low.chw_return_c - 10.0) > 2.0 * float(high.chw_return_c - 10.0)
+
+
+def test_winter_free_cooling_runs_on_the_tower_fan():
+    """Cold and dry: the economiser carries the whole load with no chiller staged, and the tower fan is what the
+    plant spends on heat rejection (set by the operator's fan speed, not by the heat rejected)."""
+    state, out = settle(control(staged=0.0, econ=1.0, chw=14.0, tower=0.5), boundary(load=0.7, dry=0.0, wet=-2.0))
+    assert float(out.economiser_fraction) == 1.0 and float(out.chiller_kw) == 0.0
+    assert float(state.chw_supply_c) == pytest.approx(14.0, abs=0.05)
+    _, faster = settle(control(staged=0.0, econ=1.0, chw=14.0, tower=1.0), boundary(load=0.7, dry=0.0, wet=-2.0))
+    assert float(faster.tower_kw) == pytest.approx(8.0 * float(out.tower_kw))
+
+
+def test_bad_step_length_is_rejected():
+    with pytest.raises(ValueError, match="dt_s"):
+        step_plant_v2(CONFIG, initial_state_v2(CONFIG), control(), boundary(), 0.0)
+
+
+def test_still_air_and_no_envelope_take_the_series_branch_and_still_close():
+    """With the fans stopped and no envelope the zone update's x is 0: φ and ψ come from their series, energy
+    still closes, and a zone at rest heats at exactly Q/C."""
+    config = CONFIG.with_(zone_envelope_ua_kw_per_k=np.zeros(Z))
+    state = initial_state_v2(config, zone_temp_c=25.0)
+    new, out = step_plant_v2(config, state, control(fan=0.0), boundary(load=0.4, dry=25.0, wet=18.0), 60.0)
+    expected = 25.0 + out.zone_it_kw * 60.0 / config.zone_thermal_mass_kj_per_k
+    np.testing.assert_allclose(new.zone_temp_c, expected, rtol=1e-14)
+    assert _closure(out) < 1e-6 * float(out.heat_in_kj)
+    batch = PlantV2State(*(np.asarray(getattr(state, f))[None] for f in PlantV2State.__dataclass_fields__))
+    c = control(fan=0.0)
+    c_b = PlantV2Control(*(np.asarray(getattr(c, f))[None] for f in PlantV2Control.__dataclass_fields__))
+    b = boundary(load=0.4, dry=25.0, wet=18.0)
+    b_b = PlantBoundary(*(np.asarray(getattr(b, f))[None] for f in PlantBoundary.__dataclass_fields__))
+    new_b, _ = step_plant_v2(config, batch, c_b, b_b, 60.0)
+    np.testing.assert_allclose(new_b.zone_temp_c[0], new.zone_temp_c, rtol=1e-14)
