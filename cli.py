@@ -20,6 +20,7 @@ from collections.abc import Sequence
 
 COMMAND_MODULES: tuple[str, ...] = (
     "dcops.evaluation.cooling_report",
+    "dcops.evaluation.cooling_bound_report",
     "dcops.evaluation.cluster_report",
     "dcops.evaluation.commands",
     "dcops.evaluation.llm_commands",

@@ -15,7 +15,8 @@ The server's own power at inlet T (°C), as a multiple of its power at a cool in
 
 Defaults: u_min 0.3, T_knee 25 °C, T_full 37 °C, k_fan 0.08 (server fans at full speed about 8 % of the
 server's power), k_leak 0.05 at T_ref 20 °C with θ = 20 K: +2.5 % at 27 °C and +11 % at 35 °C. All of it is heat
-in the zone and counted as IT power.
+in the zone and counted as IT power. Above ``throttle_c`` (45 °C, the ASHRAE A4 allowable maximum) servers
+throttle, so the multiplier holds its 45 °C value (at most about 1.2): no runaway of heat feeding leakage.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class ServerThermalModel:
     leakage_fraction: float = 0.05
     leakage_reference_c: float = 20.0
     leakage_scale_k: float = 20.0
+    throttle_c: float = 45.0
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.fan_idle_speed < 1.0 or self.fan_full_speed_c <= self.fan_knee_c:
@@ -53,6 +55,6 @@ def server_power_multiplier(xp: Any, model: ServerThermalModel, inlet_c: Any) ->
     slope = (1.0 - u_min) / (model.fan_full_speed_c - model.fan_knee_c)
     u = xp.clip(u_min + (inlet_c - model.fan_knee_c) * slope, u_min, 1.0)
     fans = model.fan_power_fraction * (u * u * u - u_min * u_min * u_min)
-    x = xp.clip((inlet_c - model.leakage_reference_c) / model.leakage_scale_k, 0.0, 10.0)
+    x = xp.clip((xp.minimum(inlet_c, model.throttle_c) - model.leakage_reference_c) / model.leakage_scale_k, 0.0, 50.0)
     leak = model.leakage_fraction * xp.expm1(x)
     return 1.0 + leak + fans

@@ -9,6 +9,8 @@
   (:mod:`dcops.training.cooling.tune_rule`; writes ``agents/cooling/rule_tuned.json``).
 - ``dcops tune-rule-family``: re-tune the rule-based controller for the evaluation family
   (:mod:`dcops.training.cooling.tune_rule_family`).
+- ``dcops tune-rule-v2``: tune the plant v2 rule for the v2 evaluation family
+  (:mod:`dcops.training.cooling.tune_rule_v2`; writes ``agents/cooling/rule_v2_tuned.json``).
 
 Heavy imports (torch, SB3, matplotlib) happen inside ``run`` so ``dcops --help`` stays instant.
 """
@@ -16,6 +18,7 @@ Heavy imports (torch, SB3, matplotlib) happen inside ``run`` so ``dcops --help``
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from dcops.command import Command
@@ -178,6 +181,24 @@ def _run_tune_family(args: argparse.Namespace) -> int:
     return 0
 
 
+def _tune_v2_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--out", default=str(_PACKAGE_ROOT / "agents" / "cooling" / "rule_v2_tuned.json"),
+                        help="where to write the tuned parameters")
+    parser.add_argument("--workers", type=int, default=2, help="processes for the grid")
+
+
+def _run_tune_v2(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from dcops.training.cooling.tune_rule_v2 import GRID, tune, write_tuned
+
+    with tqdm(total=math.prod(len(v) for v in GRID.values()), desc="tune-rule-v2", unit="setting") as bar:
+        result = tune(args.workers, progress=lambda _: bar.update(1))
+    write_tuned(result, Path(args.out))
+    print(f"{result['params']}\n{result['tuning_result']}\nwrote {args.out}")
+    return 0
+
+
 COMMANDS = [
     Command("train-cooling", "Train the PPO cooling policy (SB3) and export it to numpy", _train_arguments, _run_train),
     Command("eval-cooling", "Compare PPO, the tuned rule and the PID on the cooling evaluation family (markdown, PNG)",
@@ -188,4 +209,6 @@ COMMANDS = [
             _tune_task_arguments, _run_tune_task),
     Command("tune-rule-family", "Tune the rule-based controller for the PPO evaluation family on tuning seeds",
             _tune_family_arguments, _run_tune_family),
+    Command("tune-rule-v2", "Tune the plant v2 rule (every plant-side control) for the v2 evaluation family on "
+            "tuning seeds", _tune_v2_arguments, _run_tune_v2),
 ]

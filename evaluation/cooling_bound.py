@@ -1,0 +1,145 @@
+"""The clairvoyant bound of the plant v2 cooling tasks: receding-horizon control with perfect foresight.
+
+At every step the planner knows what no policy does: the true plant state (zone and loop temperatures, staging
+timers), the true IT load of every zone for the rest of the episode, the weather, the prices and carbon, and the
+fault schedule. It chooses the step's set-points by the cross-entropy method over a compact parametrisation:
+
+    u = (airflow margin, supply-air set-point, chilled-water set-point, tower fan speed, chillers staged,
+         chilled-water pump speed, economiser on)
+
+(fans per zone = margin × the *true* airflow the zone's servers draw, so every zone is matched exactly), each
+candidate held for ``horizon`` steps and simulated on the plant itself (``step_plant_v2`` on a batch of all
+candidates) against the true future boundary conditions; the cost is the environment's own objective plus a
+violation penalty ``VIOLATION_WEIGHT`` times the reward's (so the planner never trades an excursion for energy).
+The first step of the best candidate is applied to the real environment, which scores the episode as it scores
+any controller.
+
+Why this is a bound and what kind: it is an achievable episode, played by the environment's rules, with perfect
+information and on-line optimisation; a better optimiser (longer horizons, per-zone set-points, trajectory
+optimisation) could only do better, so its saving against the tuned rule is a *lower* estimate of the headroom
+the plant leaves a controller. It is an evaluator: it reads :meth:`CoolingEnvV1.evaluator_truth`, which no policy
+gets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from dcops.cooling_env_v1 import OBJECTIVE_WEIGHT, CoolingEnvV1
+from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
+from dcops.physics.plant_types import PlantBoundary
+from dcops.physics.v2.interface import (
+    CHW_SETPOINT_RANGE_C,
+    FAN_SPEED_RANGE,
+    PUMP_SPEED_RANGE,
+    SUPPLY_SETPOINT_RANGE_C,
+    TOWER_FAN_RANGE,
+    encode_setpoints,
+)
+from dcops.physics.v2.plant import step_plant_v2
+from dcops.physics.v2.types import PlantV2Control, PlantV2State
+
+VIOLATION_WEIGHT = 20.0
+"""The planner's violation penalty over the reward's (1 per weighted zone-step above 27 °C)."""
+MARGIN_RANGE = (0.6, 1.6)
+
+
+@dataclass(frozen=True)
+class BoundSettings:
+    """Planner settings: horizon (steps each candidate is held), candidates per iteration, CEM iterations,
+    elite count."""
+
+    horizon: int = 6
+    samples: int = 96
+    iterations: int = 3
+    elite: int = 12
+
+
+def _ranges(n_chillers: int) -> np.ndarray:
+    return np.array([MARGIN_RANGE, SUPPLY_SETPOINT_RANGE_C, CHW_SETPOINT_RANGE_C, TOWER_FAN_RANGE,
+                     (0.0, float(n_chillers)), PUMP_SPEED_RANGE, (0.0, 1.0)])
+
+
+def _controls(u: np.ndarray, server_air: np.ndarray, max_air: np.ndarray) -> PlantV2Control:
+    """Candidate parameters (B, 7) to a batched plant control; fans matched to the true server airflow."""
+    fans = np.clip(u[:, :1] * server_air[None, :] / max_air[None, :], *FAN_SPEED_RANGE)
+    supply = np.repeat(u[:, 1:2], server_air.size, axis=1)
+    return PlantV2Control(fans, supply, u[:, 2], np.where(u[:, 6] >= 0.5, 1.0, 0.0), u[:, 3], np.round(u[:, 4]),
+                          u[:, 5])
+
+
+def _tile(state: PlantV2State, b: int) -> PlantV2State:
+    return PlantV2State(np.repeat(state.zone_temp_c[None], b, axis=0),
+                        *(np.full(b, float(v)) for v in (state.chw_supply_c, state.cw_supply_c, state.chillers_on,
+                                                          state.stage_timer_s, state.last_stage_direction)))
+
+
+def _violation(start: np.ndarray, end: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The reward's violation term for a batch of zone inlets (B, Z) over one step (linear in time)."""
+    total = np.zeros(start.shape[0])
+    for threshold, factor, above in ((27.0, 1.0, True), (32.0, 4.0, True), (18.0, 1.0, False)):
+        lo, hi = np.minimum(start, end), np.maximum(start, end)
+        frac = np.clip((hi - threshold) / np.maximum(hi - lo, 1e-12), 0.0, 1.0)
+        frac = np.where(lo >= threshold, 1.0, np.where(hi <= threshold, 0.0, frac))
+        total += factor * ((frac if above else 1.0 - frac) @ weights)
+    return total
+
+
+def plan_step(env: CoolingEnvV1, mean: np.ndarray, settings: BoundSettings, rng: np.random.Generator) -> np.ndarray:
+    """The best candidate parameters for the env's current step (the CEM of the module docstring)."""
+    spec, truth = env.task, env.evaluator_truth()
+    plant, k = spec.plant, truth.step
+    ranges = _ranges(plant.n_chillers)
+    low, high = ranges[:, 0], ranges[:, 1]
+    weights = np.asarray(spec.zone_weights, dtype=np.float64) / float(np.sum(spec.zone_weights))
+    hours = spec.dt_s / 3600.0
+    per_kwh = {"energy": np.ones_like(truth.price), "cost": truth.price,
+               "carbon": truth.carbon_g_per_kwh / 1000.0}[spec.objective]
+    steps = range(k, min(k + settings.horizon, spec.n_steps))
+    server_air = truth.it_kw[k] / (CP_AIR_KJ_PER_KG_K * plant.server_delta_t_k)
+    std = 0.2 * (high - low)
+    best_u, best_cost = mean, np.inf
+    for _ in range(settings.iterations):
+        u = rng.normal(mean, std, size=(settings.samples, mean.size))
+        u[0] = mean
+        u = np.clip(u, low, high)
+        control = _controls(u, server_air, plant.crah_max_airflow_kg_s)
+        state = _tile(truth.state, settings.samples)
+        cost = np.zeros(settings.samples)
+        for j in steps:
+            boundary = PlantBoundary(truth.it_kw[j], truth.dry_bulb_c[j], truth.wet_bulb_c[j],
+                                     truth.chiller_available[j], truth.fan_units_alive[j])
+            state, out = step_plant_v2(plant, state, control, boundary, spec.dt_s)
+            decision_kw = out.cooling_kw + out.it_kw - out.it_nominal_kw
+            cost += OBJECTIVE_WEIGHT * decision_kw * hours * per_kwh[j] / env.mean_reference
+            cost += VIOLATION_WEIGHT * _violation(out.inlet_start_c, out.inlet_c, weights)
+        order = np.argsort(cost)
+        if cost[order[0]] < best_cost:
+            best_cost, best_u = float(cost[order[0]]), u[order[0]].copy()
+        elite = u[order[: settings.elite]]
+        mean, std = elite.mean(axis=0), np.maximum(elite.std(axis=0), 0.02 * (high - low))
+    return best_u
+
+
+def clairvoyant_episode(env: CoolingEnvV1, seed: int, settings: BoundSettings = BoundSettings()) -> dict[str, Any]:
+    """Play one episode with the clairvoyant planner; return the env's final score and summary."""
+    env.reset(seed=seed)
+    rng = np.random.default_rng(seed)
+    plant = env.task.plant
+    mean = np.array([1.05, 22.0, 16.0, 0.6, float(plant.n_chillers), 0.6, 1.0])
+    info: dict[str, Any] = {}
+    done = False
+    while not done:
+        u = plan_step(env, mean, settings, rng)
+        truth = env.evaluator_truth()
+        server_air = truth.it_kw[truth.step] / (CP_AIR_KJ_PER_KG_K * plant.server_delta_t_k)
+        control = _controls(u[None], server_air, plant.crah_max_airflow_kg_s)
+        action = encode_setpoints(control.fan_speed[0], control.supply_setpoint_c[0], float(control.chw_setpoint_c[0]),
+                                  bool(control.economiser_on[0] > 0.5), float(control.tower_fan_speed[0]),
+                                  float(control.chillers_staged[0]), float(control.chw_pump_speed[0]))
+        _, _, done, _, info = env.step(action)
+        mean = u
+    return {"score": float(info["score"]), **info["summary"]}
