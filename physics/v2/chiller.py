@@ -31,6 +31,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from dcops.physics.v2.backend import FLOATS
+
 AHRI_CHW_LEAVING_C = 6.67
 """AHRI 550/590 standard rating: leaving chilled water, °C (44 °F)."""
 AHRI_CONDENSER_ENTERING_C = 29.44
@@ -38,8 +40,9 @@ AHRI_CONDENSER_ENTERING_C = 29.44
 AHRI_CONDENSER_RANGE_K = 5.56
 """Condenser range at 3 gpm/ton and full load, K (10 °F)."""
 IPLV_POINTS = ((1.00, 29.44, 0.01), (0.75, 23.89, 0.42), (0.50, 18.33, 0.45), (0.25, 18.33, 0.12))
-"""AHRI 550/590 IPLV: (part-load ratio, entering condenser water °C, weight); IPLV = 1 / Σ(w / COP)... in kW/ton
-form, or Σ w·COP in COP form (the standard uses the COP-weighted sum)."""
+"""AHRI 550/590 IPLV rating points: (part-load ratio, entering condenser water °C, weight). In efficiency form
+(COP) IPLV = 0.01·A + 0.42·B + 0.45·C + 0.12·D over the COPs A–D at the four points; in kW/ton it is quoted as
+3.517 / IPLV_COP."""
 KELVIN = 273.15
 
 
@@ -106,6 +109,4 @@ def unit_cop(xp: Any, chiller: LiftChiller, part_load_ratio: Any, chw_leaving_c:
 
 def iplv_cop(chiller: LiftChiller, chw_leaving_c: float = AHRI_CHW_LEAVING_C) -> float:
     """Integrated part-load value in COP form (AHRI 550/590: Σ weight · COP at its four rating points)."""
-    from dcops.physics.v2.backend import FLOATS
-
     return sum(w * unit_cop(FLOATS, chiller, p, chw_leaving_c, t_cw) for p, t_cw, w in IPLV_POINTS)
