@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -61,7 +62,7 @@ def session_steps(n_steps: int, db: str | None) -> dict[str, Any]:
     from dcops.server.store import EpisodeStore
 
     store = EpisodeStore(db) if db else None
-    session = SessionManager(1, 3600.0, store, TASK).create("ws")
+    session = SessionManager(1, 3600.0, store, TASK, secrets.token_bytes(32)).create("ws")
     session.reset(seed=0)
     action = {"setpoints": ACTION}
     latencies = []
