@@ -63,6 +63,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dcops.boundary import split_info
+from dcops.cooling_env import fraction_above
 from dcops.physics.carbon import carbon_source
 from dcops.physics.faults import ChillerTrip, Fault, build_timeline
 from dcops.physics.it_load import LoadProfile
@@ -94,14 +95,6 @@ def reference_cooling_kw(it_kw: Any, wet_bulb_c: Any) -> Any:
     near what the tuned rule spends on the evaluation family, so E ≈ 0.5 for it and neither end saturates."""
     x = np.clip((np.asarray(wet_bulb_c, dtype=np.float64) - 5.0) / 20.0, 0.0, 1.0)
     return np.asarray(it_kw, dtype=np.float64) * (0.035 + 0.115 * x)
-
-
-def fraction_above(start: NDArray[np.float64], end: NDArray[np.float64], threshold: Any) -> NDArray[np.float64]:
-    """Fraction of a step a linearly varying temperature spends above ``threshold`` (rows for (K, 1) thresholds)."""
-    lo = np.minimum(start, end)
-    hi = np.maximum(start, end)
-    partial = (hi - threshold) / np.maximum(hi - lo, 1e-12)
-    return np.where(lo >= threshold, 1.0, np.where(hi <= threshold, 0.0, np.clip(partial, 0.0, 1.0)))
 
 
 def score_from_totals(mean_violation: float, objective: float, reference: float) -> float:

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from dcops.cooling_env import fraction_above
 from dcops.cooling_env_v1 import OBJECTIVE_WEIGHT, CoolingEnvV1
 from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
 from dcops.physics.plant_types import PlantBoundary
@@ -79,13 +80,8 @@ def _tile(state: PlantV2State, b: int) -> PlantV2State:
 
 def _violation(start: np.ndarray, end: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """The reward's violation term for a batch of zone inlets (B, Z) over one step (linear in time)."""
-    total = np.zeros(start.shape[0])
-    for threshold, factor, above in ((27.0, 1.0, True), (32.0, 4.0, True), (18.0, 1.0, False)):
-        lo, hi = np.minimum(start, end), np.maximum(start, end)
-        frac = np.clip((hi - threshold) / np.maximum(hi - lo, 1e-12), 0.0, 1.0)
-        frac = np.where(lo >= threshold, 1.0, np.where(hi <= threshold, 0.0, frac))
-        total += factor * ((frac if above else 1.0 - frac) @ weights)
-    return total
+    f27, f32, f18 = (fraction_above(start, end, t) for t in (27.0, 32.0, 18.0))
+    return (f27 + 4.0 * f32 + (1.0 - f18)) @ weights
 
 
 def plan_step(env: CoolingEnvV1, mean: np.ndarray, settings: BoundSettings, rng: np.random.Generator) -> np.ndarray:
