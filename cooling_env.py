@@ -83,7 +83,14 @@ from numpy.typing import NDArray
 from dcops.boundary import split_info
 from dcops.physics.carbon import carbon_source
 from dcops.physics.faults import ChillerTrip, Fault, SensorDrift, build_timeline
-from dcops.physics.interface import build_telemetry, decode_setpoints, setpoint_bounds, telemetry_bounds
+from dcops.physics.interface import (
+    PLANT_SETPOINTS,
+    Telemetry,
+    build_telemetry,
+    decode_setpoints,
+    setpoint_bounds,
+    telemetry_bounds,
+)
 from dcops.physics.it_load import LoadProfile
 from dcops.physics.plant import (
     PlantBoundary,
@@ -190,6 +197,10 @@ class CoolingEnv(gym.Env):
     """A cooling task over the plant physics (full manual in the module docstring)."""
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    plant_setpoints = PLANT_SETPOINTS
+    """The plant-level set-points, in order, after the per-zone fan speeds and supply-air set-points."""
+    telemetry = Telemetry
+    """The parser of this environment's observation vector (``Telemetry.parse(vector, n_zones)``)."""
 
     def __init__(self, spec: CoolingTaskSpec, render_mode: str | None = None, diagnostics: bool = False) -> None:
         if render_mode not in (None, "ansi"):
@@ -482,6 +493,10 @@ def cascading_chiller_failure_spec() -> CoolingTaskSpec:
         initial_zone_temp_c=30.0,
         initial_chw_c=10.0,
     )
+
+
+TASKS = ("cooling/cascading_chiller_failure", "cooling/multi_zone_sensor_drift", "cooling/single_zone_recovery")
+"""The plant v0 cooling tasks (the v1 tasks on plant v2 are in ``dcops.cooling_env_v1``)."""
 
 
 def make_single_zone_recovery(**overrides: Any) -> CoolingEnv:

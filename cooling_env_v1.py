@@ -4,19 +4,29 @@
 Creation             ``dcops.cooling_env_v1.make_daily_operations(**overrides)`` (``cooling/daily_operations_v1``),
                      or ``CoolingEnvV1(evaluation_case_spec(site, season, fault))`` for the evaluation family
 Agent                one cooling operator
-Action               ``Box(2·Z + 5)``, physical units (``dcops.physics.v2.interface``): fan speed per zone
+Action               ``Box(2·Z + 6)``, physical units (``dcops.physics.v2.interface``): fan speed per zone
                      [0.2, 1], supply-air set-point per zone [15, 27] °C, chilled-water set-point [5, 20] °C,
                      economiser (on ≥ 0.5), tower fan speed [0.2, 1], chillers staged [0, N] (rounded; minimum
-                     run 30 min and off 15 min), chilled-water pump speed [0.3, 1]
-Observation          ``Box(5·Z + 17)`` float32 of *reported* values (``dcops.physics.v2.interface``)
-Episode              ``n_steps`` control steps of ``dt_s`` = 300 s (24 h for the daily task); ``terminated`` at the end
+                     run 30 min and off 15 min), chilled-water pump speed [0.3, 1], storage tank flow [−1, 1]
+                     (−1 full discharge, +1 full charge; no effect where the task has no tank)
+Observation          ``Box(5·Z + 27)`` float32 of *reported* values and forecasts (``dcops.physics.v2.interface``)
+Episode              ``n_steps`` control steps of ``dt_s`` = 300 s; ``terminated`` at the end
 ===================  =====================================================================================
 
 The plant is :mod:`dcops.physics.v2` (lift chillers, a YorkCalc variable-speed tower, ε-NTU coils, server power
-rising with inlet temperature); weather, grid carbon, IT load, faults and temperature sensors are plant v0's
-models. What is new for the operator, besides the controls: the IT load telemetry is noisy (multiplicative,
-``load_noise`` std per reading) so open-loop control from load is not exact; the condenser water is a state the
-tower sets; electricity has a time-of-use price (``dcops.physics.v2.tariff``).
+rising with inlet temperature, an optional mixed chilled-water storage tank); weather, grid carbon, IT load,
+faults and temperature sensors are plant v0's models. What is new for the operator, besides the controls:
+
+- **the nameplate is not the truth**: each episode draws every zone's bypass airflow and hot-air recirculation
+  floor (``airflow``: :class:`~dcops.physics.v2.types.AirflowUncertainty`), which no observation reports, so
+  airflow matched to the nameplate is not exact and inlets must be watched;
+- **telemetry is imperfect**: the IT load telemetry is noisy (multiplicative, ``load_noise`` std per reading) or
+  absent (``load_telemetry=False``: the load fields read 0), so open-loop control from load is not exact;
+  temperature sensors carry noise, bias and (task-dependent) drift;
+- **forecasts with error** (``forecasts``: :class:`~dcops.physics.forecast.ForecastModel`): wet-bulb, grid
+  carbon and total IT load 1 h and 3 h ahead, errors growing with the lead; the tariff's price ahead, exact;
+- the condenser water is a state the tower sets; electricity has a time-of-use price
+  (``dcops.physics.v2.tariff``); fault times are drawn at random per episode.
 
 **Objective** (``objective``: ``energy``, ``cost`` or ``carbon``): per step ``o_k`` = the energy the cooling
 decisions cost, kWh: the cooling plant (CRAH fans, pumps, tower, chillers) *plus* the server fan and leakage
@@ -43,11 +53,42 @@ dear hours weighted by their price (a per-step ratio o_k / r_k would cancel the 
 so a 10 % cut in the objective moves the score by about 0.036 (at T = 1) wherever it is made (plant v0's tasks:
 0.015–0.02), and energy never buys back a thermal violation.
 
+**Tasks** (``dcops.make_env(task_id)``; the v0 tasks of ``dcops.cooling_env`` are unchanged):
+
+- ``cooling/single_zone_recovery_v1``: one 250 kW zone at 36 °C after a chilled-water excursion (loop at
+  27 °C, one chiller of two running) on a June afternoon in Leesburg, while a wave of work ramps the load from
+  50 to 95 %; 2 h. Recovering fast takes cold water, both chillers and full fans at the worst lift; recovering
+  slowly spends zone-minutes above 27 °C; holding one setting either wastes the first hour or falls short in
+  the second. A real trade-off, on a score that weighs both.
+- ``cooling/multi_zone_sensor_drift_v1``: three zones (300/250/200 kW, weights 3 : 2 : 1), a spring day in
+  Leesburg (partial free cooling), diurnal load 45–95 %, **no load telemetry**, one zone's inlet sensor drifting
+  low by 0.5–1.2 K/h from 0.5–3 h (zone drawn per seed); 12 h. Only the return-air sensors (which do not drift),
+  the supply air and the fans tell the truth about a zone: a controller must cross-check them.
+- ``cooling/cascading_chiller_failure_v1``: four zones (weights 4 : 4 : 2 : 1) on a July day in Dallas at
+  40–95 % load, three chillers of 45 % each and a 30-minute chilled-water tank that starts spent (26 °C); one
+  chiller trips at a random time between 1 h and 6 h (for 30–90 min) and a second 5–30 min later (for 20–45
+  min); 8 h. The trip cannot be read off the clock: keeping the tank charged (at the cost of charging it) and
+  spending it through the trip is what protects the critical zones.
+- ``cooling/daily_operations_v1``: a summer day in northern Virginia, four zones, every control, a 2 h tank
+  that starts the night spent (24 °C), the time-of-use tariff with a **cost** objective, a chiller trip at a
+  random time on half the days; 24 h.
+- ``evaluation_case_spec(site, season, fault)``: the v0 evaluation family (4 climates × January/July ×
+  normal/chiller trip) on plant v2, for the bound and the learned controllers (not registered).
+
 **Info**: ``it_kw``, ``cooling_kw``, ``facility_kw``, ``pue``, ``zone_ids``, ``carbon_g``, ``cost_usd``,
 ``chiller_capacity_kw``, ``time``; at the end ``score`` and ``summary``. With ``diagnostics=True`` the evaluator
 diagnostics of ``dcops.boundary`` (true ``inlet_c``, ``violation_minutes_27/32``, true ``chw_supply_c``, the
 ``faults`` at reset); :meth:`CoolingEnvV1.evaluator_truth` gives an evaluator (the clairvoyant bound) the true
-state and the whole episode's boundary conditions. Neither reaches a policy.
+state, the true plant (its drawn airflow) and the whole episode's boundary conditions. Neither reaches a policy.
+
+**Arguments** (keyword overrides of the task's :class:`CoolingTaskSpecV1`, unknown names refused): ``n_steps``,
+``dt_s``, ``climate``, ``grid_region``, ``start``, ``start_jitter_days``, ``load``, ``faults`` (a tuple or a
+callable ``rng -> faults``), ``plant`` (:class:`~dcops.physics.v2.types.PlantV2Config`; its ``tank`` is the
+storage), ``sensor_model``, ``load_noise`` (0.05), ``load_telemetry`` (True), ``airflow`` (an
+:class:`~dcops.physics.v2.types.AirflowUncertainty`, or None for the nameplate), ``forecasts`` (a
+:class:`~dcops.physics.forecast.ForecastModel` with two leads), ``objective``, ``tariff``,
+``initial_zone_temp_c``, ``initial_chw_c``, ``initial_tank_c`` (default: the chilled water, fully charged),
+``initial_chillers_on`` (default: all); plus ``render_mode`` (``"ansi"``) and ``diagnostics``.
 """
 
 from __future__ import annotations
@@ -65,14 +106,23 @@ from numpy.typing import NDArray
 from dcops.boundary import split_info
 from dcops.cooling_env import fraction_above
 from dcops.physics.carbon import carbon_source
-from dcops.physics.faults import ChillerTrip, Fault, build_timeline
+from dcops.physics.faults import ChillerTrip, Fault, SensorDrift, build_timeline
+from dcops.physics.forecast import ForecastModel, forecast, unit_ar1
 from dcops.physics.it_load import LoadProfile
 from dcops.physics.plant_types import PlantBoundary
 from dcops.physics.sensors import SensorModel, draw_errors
-from dcops.physics.v2.interface import build_telemetry, decode_setpoints, setpoint_bounds, telemetry_bounds
+from dcops.physics.v2.interface import (
+    PLANT_SETPOINTS,
+    TelemetryV2,
+    build_telemetry,
+    decode_setpoints,
+    setpoint_bounds,
+    telemetry_bounds,
+)
 from dcops.physics.v2.plant import step_plant_v2
-from dcops.physics.v2.tariff import TimeOfUseTariff
+from dcops.physics.v2.tariff import FLAT, TimeOfUseTariff
 from dcops.physics.v2.types import (
+    AirflowUncertainty,
     PlantV2Config,
     PlantV2Control,
     PlantV2Outputs,
@@ -123,10 +173,15 @@ class CoolingTaskSpecV1:
     faults: FaultSource = ()
     sensor_model: SensorModel = field(default_factory=SensorModel)
     load_noise: float = 0.05
+    load_telemetry: bool = True
+    airflow: AirflowUncertainty | None = field(default_factory=AirflowUncertainty)
+    forecasts: ForecastModel = field(default_factory=ForecastModel)
     objective: str = "energy"
     tariff: TimeOfUseTariff = field(default_factory=TimeOfUseTariff)
     initial_zone_temp_c: float = 26.0
     initial_chw_c: float = 10.0
+    initial_tank_c: float | None = None
+    initial_chillers_on: float | None = None
 
     def __post_init__(self) -> None:
         z = self.plant.n_zones
@@ -136,8 +191,14 @@ class CoolingTaskSpecV1:
             raise ValueError("n_steps must be >= 1 and dt_s > 0")
         if self.objective not in OBJECTIVES:
             raise ValueError(f"objective must be one of {OBJECTIVES}, got {self.objective!r}")
-        if self.load_noise < 0:
-            raise ValueError("load_noise must be >= 0")
+        if not (math.isfinite(self.load_noise) and self.load_noise >= 0):
+            raise ValueError(f"load_noise must be a finite number >= 0, got {self.load_noise!r}")
+        if len(self.forecasts.leads_h) != 2:
+            raise ValueError(f"forecasts.leads_h must hold two leads (the telemetry's 1 h and 3 h slots), "
+                             f"got {self.forecasts.leads_h!r}")
+        if self.initial_chillers_on is not None and not 0 <= self.initial_chillers_on <= self.plant.n_chillers:
+            raise ValueError(f"initial_chillers_on must be in [0, {self.plant.n_chillers}], "
+                             f"got {self.initial_chillers_on!r}")
 
 
 @dataclass
@@ -178,9 +239,11 @@ class EpisodeTotalsV1:
 class EvaluatorTruth:
     """What only an evaluator may use (the clairvoyant bound): the true state now and the episode's conditions.
 
-    Arrays are per step ``k`` of the episode: ``it_kw`` (n, Z), ``dry_bulb_c`` / ``wet_bulb_c`` / ``price`` /
-    ``carbon_g_per_kwh`` / ``reference_kw`` (n,), ``chiller_available`` (n, N), ``fan_units_alive`` (n, Z)."""
+    ``plant`` is the episode's true plant (the drawn bypass and recirculation). Arrays are per step ``k`` of the
+    episode: ``it_kw`` (n, Z), ``dry_bulb_c`` / ``wet_bulb_c`` / ``price`` / ``carbon_g_per_kwh`` (n,),
+    ``chiller_available`` (n, N), ``fan_units_alive`` (n, Z)."""
 
+    plant: PlantV2Config
     state: PlantV2State
     step: int
     it_kw: NDArray[np.float64]
@@ -196,6 +259,10 @@ class CoolingEnvV1(gym.Env):
     """A v1 cooling task over plant v2 (full manual in the module docstring)."""
 
     metadata = {"render_modes": ["ansi"], "render_fps": 4}
+    plant_setpoints = PLANT_SETPOINTS
+    """The plant-level set-points, in order, after the per-zone fan speeds and supply-air set-points."""
+    telemetry = TelemetryV2
+    """The parser of this environment's observation vector (``TelemetryV2.parse(vector, n_zones)``)."""
 
     def __init__(self, spec: CoolingTaskSpecV1, render_mode: str | None = None, diagnostics: bool = False) -> None:
         if render_mode not in (None, "ansi"):
@@ -221,33 +288,44 @@ class CoolingEnvV1(gym.Env):
         jitter = int(rng.integers(0, spec.start_jitter_days + 1)) if spec.start_jitter_days else 0
         self.start = spec.start + timedelta(days=jitter)
         n, dt, z = spec.n_steps, spec.dt_s, spec.plant.n_zones
-        mid = np.arange(n) * dt + dt / 2.0
+        leads = spec.forecasts.lead_steps(dt)
+        # Boundary conditions run past the episode's end by the longest lead, so every forecast has its truth.
+        extended = n + 1 + max(leads)
+        mid = np.arange(extended) * dt + dt / 2.0
         weather = self._weather.series(self.start, mid, rng)
-        self._dry, self._wet = weather.dry_bulb_c, weather.wet_bulb_c
-        self._carbon_g = self._carbon.series(self.start, mid, rng)
-        self._price = spec.tariff.series(self.start, mid)
+        self._dry, self._wet = weather.dry_bulb_c[:n], weather.wet_bulb_c[:n]
+        carbon_g = self._carbon.series(self.start, mid, rng)
+        self._carbon_g = carbon_g[:n]
+        price = spec.tariff.series(self.start, mid)
+        self._price = price[:n]
         start_hour = self.start.hour + self.start.minute / 60.0
-        self._it_kw = spec.load.generate(rng, spec.plant.zone_design_it_kw, n, dt, start_hour)
+        it_kw = spec.load.generate(rng, spec.plant.zone_design_it_kw, extended, dt, start_hour)
+        self._it_kw = it_kw[:n]
         faults = spec.faults(rng) if callable(spec.faults) else list(spec.faults)
         self.faults = tuple(faults)
         self._timeline = build_timeline(faults, n, dt, z, spec.plant.n_chillers)
         self._inlet_errors = draw_errors(spec.sensor_model, rng, n + 1, z)
         self._return_errors = draw_errors(spec.sensor_model, rng, n + 1, z)
-        self._water_errors = draw_errors(spec.sensor_model, rng, n + 1, 3)  # chw supply, chw return, condenser
+        self._water_errors = draw_errors(spec.sensor_model, rng, n + 1, 4)  # chw supply and return, condenser, tank
         self._load_noise = 1.0 + spec.load_noise * rng.standard_normal((n + 1, z))
+        self._forecasts = self._draw_forecasts(rng, weather.wet_bulb_c, carbon_g / 1000.0, price,
+                                               it_kw.sum(axis=1) / spec.plant.design_it_kw, leads)
+        self.plant = spec.airflow.draw(spec.plant, rng) if spec.airflow is not None else spec.plant
         hours = start_hour + (np.arange(n + 1) * dt) / 3600.0
         self._hour_sin, self._hour_cos = np.sin(2 * np.pi * hours / 24.0), np.cos(2 * np.pi * hours / 24.0)
         self._reference_kw = reference_cooling_kw(self._it_kw.sum(axis=1), self._wet)
         self._mean_reference = float(np.mean(self._reference_kw * dt / 3600.0 * self._per_kwh_series()))
 
-        plant = spec.plant
+        plant = self.plant
         self._state = initial_state_v2(plant, spec.initial_zone_temp_c, spec.initial_chw_c,
-                                       cw_supply_c=float(self._wet[0]) + 5.0)
+                                       cw_supply_c=float(self._wet[0]) + 5.0, chillers_on=spec.initial_chillers_on,
+                                       tank_temp_c=spec.initial_tank_c)
         self._step = 0
         self.totals = EpisodeTotalsV1(minutes_above_27=np.zeros(z), minutes_above_32=np.zeros(z),
                                       minutes_below_18=np.zeros(z))
         self._control = PlantV2Control(np.full(z, 0.6), np.full(z, 20.0), np.float64(spec.initial_chw_c),
-                                       np.float64(1.0), np.float64(0.6), np.float64(plant.n_chillers), np.float64(0.7))
+                                       np.float64(1.0), np.float64(0.6), np.float64(self._state.chillers_on),
+                                       np.float64(0.7), np.float64(0.0))
         self._last: PlantV2Outputs | None = None
         inlet = self._state.zone_temp_c.copy()  # before the first step the inlets are read from the zones
         observation = self._observe(inlet, self._it_kw[0], supply=np.full(z, 20.0), chw_return=spec.initial_chw_c,
@@ -255,6 +333,24 @@ class CoolingEnvV1(gym.Env):
         info = {"inlet_c": inlet, "zone_ids": self.zone_ids, "faults": [repr(f) for f in self.faults],
                 "time": self.start.isoformat()}
         return observation, self._shown(info)
+
+    def _draw_forecasts(self, rng: np.random.Generator, wet_bulb_c: NDArray[np.float64],
+                        carbon_kg: NDArray[np.float64], price: NDArray[np.float64], load: NDArray[np.float64],
+                        leads: tuple[int, ...]) -> NDArray[np.float64]:
+        """Every reading's forecasts (n + 1, 4·L), in the order of the telemetry: wet-bulb, carbon, price and load
+        at each lead (``dcops.physics.forecast``); the tariff is published, so its forecast is exact."""
+        model, n, dt = self.task.forecasts, self.task.n_steps + 1, self.task.dt_s
+        if not self.task.load_telemetry:  # a hall without load meters has no load forecast either
+            load = np.zeros_like(load)
+        columns: list[NDArray[np.float64]] = [[], [], [], []]  # type: ignore[list-item]
+        for lead, hours in zip(leads, model.leads_h, strict=True):
+            root = math.sqrt(hours)
+            for column, (truth, sigma, relative) in zip(columns, (
+                    (wet_bulb_c, model.wet_bulb_sigma_k, False), (carbon_kg, model.carbon_sigma_fraction, True),
+                    (price, 0.0, True), (load, model.load_sigma_fraction, True)), strict=True):
+                errors = unit_ar1(rng, n, dt, model.correlation_hours) if sigma > 0.0 else np.zeros(n)
+                column.append(forecast(truth, n, lead, sigma * root, errors, relative))
+        return np.stack([c for column in columns for c in column], axis=1)
 
     def boundary(self, k: int) -> PlantBoundary:
         """The plant's boundary conditions at step ``k`` (true IT load, weather, faults)."""
@@ -265,7 +361,7 @@ class CoolingEnvV1(gym.Env):
         """The true state and the whole episode's conditions, for evaluators only (module docstring)."""
         if self._state is None:
             raise RuntimeError("call reset() before evaluator_truth()")
-        return EvaluatorTruth(self._state.copy(), self._step, self._it_kw, self._dry, self._wet,
+        return EvaluatorTruth(self.plant, self._state.copy(), self._step, self._it_kw, self._dry, self._wet,
                               self._timeline.chiller_available, self._timeline.fan_units_alive, self._price,
                               self._carbon_g)
 
@@ -286,6 +382,10 @@ class CoolingEnvV1(gym.Env):
         """Validate and clip an action to the box; raise ``ValueError`` naming the problem field."""
         return decode_setpoints(action, self.task.plant.n_zones, self.task.plant.n_chillers)
 
+    @property
+    def has_tank(self) -> bool:
+        return self.task.plant.tank.installed
+
     def step(self, action: Any):
         if self._state is None:
             raise RuntimeError("call reset() before step()")
@@ -293,7 +393,7 @@ class CoolingEnvV1(gym.Env):
             raise RuntimeError("episode is over; call reset()")
         control = self.decode_action(action)
         spec, k = self.task, self._step
-        self._state, out = step_plant_v2(spec.plant, self._state, control, self.boundary(k), spec.dt_s)
+        self._state, out = step_plant_v2(self.plant, self._state, control, self.boundary(k), spec.dt_s)
         self._control, self._last, self._step = control, out, k + 1
 
         f27, f32, f18 = fraction_above(out.inlet_start_c, out.inlet_c, _THRESHOLDS_C)
@@ -358,14 +458,19 @@ class CoolingEnvV1(gym.Env):
         inlet = self._inlet_errors.report(reading, inlet_true, drift)
         ret = self._return_errors.report(reading, state.zone_temp_c)
         water = self._water_errors.report(reading, np.array([float(state.chw_supply_c), chw_return,
-                                                             float(state.cw_supply_c)]))
-        load = np.asarray(zone_it_kw) / spec.plant.zone_design_it_kw * self._load_noise[reading]
+                                                             float(state.cw_supply_c), float(state.tank_temp_c)]))
+        if spec.load_telemetry:
+            load = np.asarray(zone_it_kw) / spec.plant.zone_design_it_kw * self._load_noise[reading]
+        else:
+            load = np.zeros(spec.plant.n_zones)
         c = self._control
         plant_values = [
             water[0], water[1], water[2], self._timeline.chiller_available[k].sum() / spec.plant.n_chillers,
             float(state.chillers_on), econ, float(c.tower_fan_speed), float(c.chw_pump_speed), self._dry[k],
             self._wet[k], self._carbon_g[k] / 1000.0, self._price[k], self._hour_sin[reading],
             self._hour_cos[reading], reading / spec.n_steps, cooling_kw / spec.plant.design_it_kw, pue,
+            water[3] if self.has_tank else 0.0, float(c.tank_flow) if self.has_tank else 0.0,
+            *self._forecasts[reading].tolist(),
         ]
         return build_telemetry((inlet, ret, load, c.fan_speed, supply), plant_values, self._obs_low, self._obs_high)
 
@@ -402,6 +507,89 @@ def _spec_with(spec: CoolingTaskSpecV1, overrides: dict[str, Any]) -> CoolingTas
     return replace(spec, **{k: v for k, v in overrides.items() if k not in _ENV_ARGUMENTS})
 
 
+def _make(spec: CoolingTaskSpecV1, overrides: dict[str, Any]) -> CoolingEnvV1:
+    return CoolingEnvV1(_spec_with(spec, overrides), overrides.get("render_mode"), bool(overrides.get("diagnostics")))
+
+
+def single_zone_recovery_spec() -> CoolingTaskSpecV1:
+    """One 250 kW zone at 36 °C after a chilled-water excursion (loop at 27 °C, one chiller running), the load
+    ramping from 50 to 95 %; 2 h."""
+    return CoolingTaskSpecV1(
+        task_id="cooling/single_zone_recovery_v1",
+        plant=PlantV2Config.default(n_zones=1, zone_design_it_kw=250.0),
+        zone_names=("hall",),
+        zone_weights=(1.0,),
+        n_steps=24,
+        climate="leesburg",
+        start=datetime(2026, 6, 10, 13, 0),
+        start_jitter_days=20,
+        load=LoadProfile(pattern="ramp", low=0.5, high=0.95, noise=0.02),
+        tariff=FLAT,
+        initial_zone_temp_c=36.0,
+        initial_chw_c=27.0,
+        initial_chillers_on=1.0,
+    )
+
+
+def _drift_one_zone(rng: np.random.Generator) -> list[Fault]:
+    """One of the three zones' inlet sensor drifts low (the dangerous direction) from 0.5–3 h at 0.5–1.2 K/h."""
+    return [SensorDrift(start_s=float(rng.uniform(0.5, 3.0) * 3600.0), zone=int(rng.integers(3)),
+                        rate_k_per_h=-float(rng.uniform(0.5, 1.2)))]
+
+
+def multi_zone_sensor_drift_spec() -> CoolingTaskSpecV1:
+    """Three zones, a spring day in Leesburg, no load telemetry, one inlet sensor drifting low; 12 h."""
+    return CoolingTaskSpecV1(
+        task_id="cooling/multi_zone_sensor_drift_v1",
+        plant=PlantV2Config.default(zone_design_it_kw=[300.0, 250.0, 200.0]),
+        zone_names=("critical", "production", "batch"),
+        zone_weights=(3.0, 2.0, 1.0),
+        n_steps=144,
+        climate="leesburg",
+        start=datetime(2026, 5, 1, 6, 0),
+        start_jitter_days=30,
+        load=LoadProfile(pattern="diurnal", low=0.45, high=0.95, noise=0.03, peak_hour=15.0),
+        faults=_drift_one_zone,
+        load_telemetry=False,
+        tariff=FLAT,
+        initial_zone_temp_c=26.0,
+        initial_chw_c=12.0,
+    )
+
+
+def _random_cascade(rng: np.random.Generator) -> list[Fault]:
+    """A chiller trips at a uniform time in 1–6 h for 30–90 min; a second 5–30 min later for 20–45 min."""
+    first = float(rng.uniform(1.0, 6.0) * 3600.0)
+    units = rng.permutation(3)
+    return [
+        ChillerTrip(start_s=first, chiller=int(units[0]), ramp_s=180.0,
+                    duration_s=float(rng.uniform(30.0, 90.0) * 60.0)),
+        ChillerTrip(start_s=first + float(rng.uniform(5.0, 30.0) * 60.0), chiller=int(units[1]), ramp_s=180.0,
+                    duration_s=float(rng.uniform(20.0, 45.0) * 60.0)),
+    ]
+
+
+def cascading_chiller_failure_spec() -> CoolingTaskSpecV1:
+    """Dallas in July, three 45 % chillers, a 30-minute tank that starts spent, two trips at random times; 8 h."""
+    return CoolingTaskSpecV1(
+        task_id="cooling/cascading_chiller_failure_v1",
+        plant=PlantV2Config.default(n_zones=4, zone_design_it_kw=250.0, n_chillers=3, chiller_capacity_fraction=0.45,
+                                    storage_minutes=30.0),
+        zone_names=("critical_a", "critical_b", "production", "batch"),
+        zone_weights=(4.0, 4.0, 2.0, 1.0),
+        n_steps=96,
+        climate="dallas",
+        start=datetime(2026, 7, 10, 10, 0),
+        start_jitter_days=20,
+        load=LoadProfile(pattern="diurnal", low=0.4, high=0.95, noise=0.02, peak_hour=15.0),
+        faults=_random_cascade,
+        tariff=FLAT,
+        initial_zone_temp_c=26.0,
+        initial_chw_c=10.0,
+        initial_tank_c=26.0,
+    )
+
+
 def _random_trip(rng: np.random.Generator) -> list[Fault]:
     """Half the days: one of the chillers trips at a uniform time between 06:00 and 20:00 for 1–3 h."""
     if rng.random() >= 0.5:
@@ -411,10 +599,11 @@ def _random_trip(rng: np.random.Generator) -> list[Fault]:
 
 
 def daily_operations_spec() -> CoolingTaskSpecV1:
-    """A summer day in northern Virginia on a time-of-use tariff, every control, a chiller trip half the days."""
+    """A summer day in northern Virginia on a time-of-use tariff, every control, a 2 h tank, a chiller trip half
+    the days; 24 h."""
     return CoolingTaskSpecV1(
         task_id="cooling/daily_operations_v1",
-        plant=PlantV2Config.default(n_zones=4, zone_design_it_kw=250.0),
+        plant=PlantV2Config.default(n_zones=4, zone_design_it_kw=250.0, storage_minutes=120.0),
         zone_names=("critical_a", "critical_b", "production", "batch"),
         zone_weights=(2.0, 2.0, 1.0, 1.0),
         n_steps=288,
@@ -424,12 +613,33 @@ def daily_operations_spec() -> CoolingTaskSpecV1:
         load=LoadProfile(pattern="diurnal", low=0.45, high=0.9, noise=0.02, zone_spread=0.05, peak_hour=15.0),
         faults=_random_trip,
         objective="cost",
+        initial_tank_c=24.0,
     )
 
 
+def make_single_zone_recovery(**overrides: Any) -> CoolingEnvV1:
+    return _make(single_zone_recovery_spec(), overrides)
+
+
+def make_multi_zone_sensor_drift(**overrides: Any) -> CoolingEnvV1:
+    return _make(multi_zone_sensor_drift_spec(), overrides)
+
+
+def make_cascading_chiller_failure(**overrides: Any) -> CoolingEnvV1:
+    return _make(cascading_chiller_failure_spec(), overrides)
+
+
 def make_daily_operations(**overrides: Any) -> CoolingEnvV1:
-    spec = _spec_with(daily_operations_spec(), overrides)
-    return CoolingEnvV1(spec, overrides.get("render_mode"), bool(overrides.get("diagnostics")))
+    return _make(daily_operations_spec(), overrides)
+
+
+TASK_SPECS: dict[str, Callable[[], CoolingTaskSpecV1]] = {
+    "cooling/single_zone_recovery_v1": single_zone_recovery_spec,
+    "cooling/multi_zone_sensor_drift_v1": multi_zone_sensor_drift_spec,
+    "cooling/cascading_chiller_failure_v1": cascading_chiller_failure_spec,
+    "cooling/daily_operations_v1": daily_operations_spec,
+}
+"""The registered v1 cooling tasks (``dcops.registry``) and their specs."""
 
 
 # ---------------------------------------------------------------------- the evaluation family on plant v2

@@ -45,19 +45,31 @@ class _Strict(BaseModel):
 Number = Annotated[float, Field(allow_inf_nan=False)]
 
 
+PLANT_V2_SETPOINTS = ("tower_fan_speed", "chillers_staged", "chw_pump_speed", "tank_flow")
+"""The named cooling set-points only the plant v2 tasks (``_v1``) have."""
+
+
 class CoolingAction(_Strict):
-    """Set-points for a cooling task: either the four named fields or the raw ``setpoints`` vector.
+    """Set-points for a cooling task: either the named fields or the raw ``setpoints`` vector.
 
     ``fan_speed`` (fraction, 0.2–1) and ``supply_setpoint_c`` (°C, 15–27) take one value per zone, or one
-    number for every zone; ``chw_setpoint_c`` (°C, 5–18); ``economiser_on`` (bool). ``setpoints`` is the
-    Gymnasium vector ``[fan_speed × Z, supply_setpoint_c × Z, chw_setpoint_c, economiser_on]``.
+    number for every zone; ``chw_setpoint_c`` (°C; 5–18 on plant v0, 5–20 on plant v2); ``economiser_on``
+    (bool). The plant v2 tasks (ids ending ``_v1``) also need ``tower_fan_speed`` (0.2–1), ``chillers_staged``
+    (0–N, rounded), ``chw_pump_speed`` (0.3–1) and ``tank_flow`` (−1 discharge … +1 charge; no effect without a
+    tank); the v0 tasks refuse them. ``setpoints`` is the Gymnasium vector ``[fan_speed × Z, supply_setpoint_c ×
+    Z, then the plant set-points in the order above]`` (2·Z + 2 values on v0, 2·Z + 6 on v1).
     """
 
     fan_speed: Number | list[Number] | None = Field(default=None, description="fraction of max airflow per zone")
     supply_setpoint_c: Number | list[Number] | None = Field(default=None, description="supply air °C per zone")
     chw_setpoint_c: Number | None = Field(default=None, description="chilled-water set-point, °C")
     economiser_on: StrictBool | None = Field(default=None, description="enable the waterside economiser")
-    setpoints: list[Number] | None = Field(default=None, description="raw set-point vector (2·Z + 2 values)")
+    tower_fan_speed: Number | None = Field(default=None, description="plant v2 (_v1 tasks): cooling-tower fan, 0.2–1")
+    chillers_staged: Number | None = Field(default=None, description="plant v2: chillers requested on, 0–N")
+    chw_pump_speed: Number | None = Field(default=None, description="plant v2: chilled-water pump speed, 0.3–1")
+    tank_flow: Number | None = Field(default=None, description="plant v2: storage tank flow, −1 … +1")
+    setpoints: list[Number] | None = Field(default=None, description="raw set-point vector (2·Z + 2 values on "
+                                           "plant v0, 2·Z + 6 on plant v2)")
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, json_schema_extra={"oneOf": [
         {"required": ["setpoints"]},
@@ -71,6 +83,7 @@ class CoolingAction(_Strict):
             "chw_setpoint_c": self.chw_setpoint_c, "economiser_on": self.economiser_on,
         }
         given = [k for k, v in named.items() if v is not None]
+        given += [k for k in PLANT_V2_SETPOINTS if getattr(self, k) is not None]
         if self.setpoints is not None:
             if given:
                 raise ValueError(f"give either setpoints or the named fields, not both (also got {', '.join(given)})")
@@ -162,7 +175,8 @@ class CoolingZone(BaseModel):
 
 
 class CoolingPlant(BaseModel):
-    """Plant-level readings (``carbon_kg_per_kwh`` is the grid's intensity now; ``pue`` of the last step)."""
+    """Plant-level readings (``carbon_kg_per_kwh`` is the grid's intensity now; ``pue`` of the last step). The
+    plant v2 tasks (``_v1``) add the fields that default to ``None`` here (``dcops.physics.v2.interface``)."""
 
     chw_supply_c: float
     chillers_available: float
@@ -175,6 +189,22 @@ class CoolingPlant(BaseModel):
     progress: float
     cooling_over_design_it: float
     pue: float
+    chw_return_c: float | None = None
+    cw_supply_c: float | None = Field(default=None, description="condenser water leaving the tower, °C")
+    chillers_on: float | None = None
+    tower_fan_speed: float | None = None
+    chw_pump_speed: float | None = None
+    price_per_kwh: float | None = None
+    tank_temp_c: float | None = Field(default=None, description="storage tank temperature, °C (0 with no tank)")
+    tank_flow: float | None = None
+    wet_bulb_1h_c: float | None = Field(default=None, description="forecast, with error")
+    wet_bulb_3h_c: float | None = None
+    carbon_1h_kg_per_kwh: float | None = None
+    carbon_3h_kg_per_kwh: float | None = None
+    price_1h_per_kwh: float | None = Field(default=None, description="the published tariff, exact")
+    price_3h_per_kwh: float | None = None
+    load_1h_fraction: float | None = Field(default=None, description="forecast total IT load over design")
+    load_3h_fraction: float | None = None
 
 
 class CoolingObservation(BaseModel):
@@ -182,6 +212,7 @@ class CoolingObservation(BaseModel):
     task: str
     step: int
     n_steps: int
+    n_chillers: int
     zones: list[CoolingZone]
     plant: CoolingPlant
     vector: list[float] = Field(description="the Gymnasium observation (telemetry vector)")

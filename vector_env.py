@@ -47,9 +47,10 @@ from gymnasium.vector.utils import batch_space, concatenate, create_empty_array,
 from numpy.typing import NDArray
 
 from dcops.boundary import split_info
+from dcops.cooling_env import TASKS as COOLING_V0_TASKS  # the cooling tasks with a vector form (v1: none yet)
 from dcops.physics.interface import setpoint_bounds, setpoint_field_names
 from dcops.physics.plant import PlantBoundary, PlantControl, PlantState, step_plant_arrays
-from dcops.registry import make_env, tasks
+from dcops.registry import make_env
 
 _MODES = (AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP)
 
@@ -448,12 +449,12 @@ def make_vec_env(task_id: str, num_envs: int, autoreset_mode: AutoresetMode | st
                  **config: Any) -> VectorEnv:
     """A vectorised environment of ``num_envs`` episodes of ``task_id`` (a cooling task or
     ``cluster/operations``), configured as ``make_env(task_id, **config)`` would be (module docstring)."""
-    if task_id.startswith("cooling/"):
+    if task_id in COOLING_V0_TASKS:
         return CoolingVectorEnv(task_id, num_envs, autoreset_mode, **config)
     if task_id == "cluster/operations":
         return ClusterVectorEnv(num_envs, autoreset_mode, **config)
     raise KeyError(f"no vector form of task {task_id!r}; vectorised tasks: "
-                   f"{', '.join(t for t in tasks() if t.startswith('cooling/') or t == 'cluster/operations')}")
+                   f"{', '.join([*COOLING_V0_TASKS, 'cluster/operations'])}")
 
 
 __all__ = ["ClusterVectorEnv", "CoolingVectorEnv", "make_vec_env", "run_windows"]

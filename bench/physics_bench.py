@@ -96,20 +96,21 @@ def plant_step_rate(batch: int | None, dt_s: float = 300.0) -> float:
     return _rate(work)
 
 
-def plant_v2_step_rate(batch: int | None, dt_s: float = 300.0) -> float:
-    """Plant-steps per second of plant v2 (``dcops.physics.v2``) for one 4-zone plant or a batch."""
+def plant_v2_step_rate(batch: int | None, dt_s: float = 300.0, storage_minutes: float = 0.0) -> float:
+    """Plant-steps per second of plant v2 (``dcops.physics.v2``) for one 4-zone plant or a batch, with the
+    per-zone bypass every v1 task draws, and a storage tank charging where ``storage_minutes`` > 0."""
     from dcops.physics.plant_types import PlantBoundary
     from dcops.physics.v2.plant import step_plant_v2
     from dcops.physics.v2.types import PlantV2Config, PlantV2Control, initial_state_v2
 
-    config = PlantV2Config.default()
+    config = PlantV2Config.default(storage_minutes=storage_minutes, zone_bypass_fraction=[0.05, 0.1, 0.15, 0.2])
     z = config.n_zones
     shape: tuple[int, ...] = () if batch is None else (batch,)
     rng = np.random.default_rng(0)
     state = initial_state_v2(config, 25.0, 12.0, batch_shape=shape)
     full = lambda value: np.full(shape, value)  # noqa: E731
     control = PlantV2Control(np.full((*shape, z), 0.7), np.full((*shape, z), 22.0), full(12.0), full(1.0),
-                             full(0.7), full(2.0), full(0.8))
+                             full(0.7), full(2.0), full(0.8), full(0.3))
     boundary = PlantBoundary(
         config.zone_design_it_kw * rng.uniform(0.5, 0.9, size=(*shape, z)), full(25.0), full(18.0),
         np.ones((*shape, config.n_chillers)), np.ones((*shape, z)),
@@ -166,6 +167,8 @@ def run_physics_bench() -> dict[str, Any]:
     batched = plant_step_rate(64)
     single_v2 = plant_v2_step_rate(None)
     batched_v2 = plant_v2_step_rate(64)
+    single_v2_tank = plant_v2_step_rate(None, storage_minutes=60.0)
+    batched_v2_tank = plant_v2_step_rate(64, storage_minutes=60.0)
     env_rate = env_step_rate()
     construction = construction_seconds()
     return {
@@ -174,6 +177,8 @@ def run_physics_bench() -> dict[str, Any]:
         "physics_plant_steps_per_s_batch_64": batched,
         "physics_v2_steps_per_s_single_plant": single_v2,
         "physics_v2_plant_steps_per_s_batch_64": batched_v2,
+        "physics_v2_tank_steps_per_s_single_plant": single_v2_tank,
+        "physics_v2_tank_plant_steps_per_s_batch_64": batched_v2_tank,
         "cooling_env_steps_per_s": env_rate,
         "env_construction_s": construction,
         "ratios": {
@@ -181,6 +186,7 @@ def run_physics_bench() -> dict[str, Any]:
             "batch_speedup_over_single": batched / single,
             "v2_single_over_v0_single": single_v2 / single,
             "v2_batch_over_v0_batch": batched_v2 / batched,
+            "v2_tank_single_over_v2_single": single_v2_tank / single_v2,
             "env_step_over_physics_step": env_rate / single,
         },
         "targets": {

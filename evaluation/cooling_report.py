@@ -32,10 +32,10 @@ def controllers_for(task_id: str) -> list[Any]:
 def baseline_table(seeds: tuple[int, ...] = EVAL_SEEDS) -> tuple[str, list[dict[str, Any]]]:
     """Markdown table and rows of the reference controllers' scores on the cooling tasks."""
     import dcops
-    from dcops.cooling_env import run_controller
+    from dcops.cooling_env import TASKS, run_controller
 
     rows: list[dict[str, Any]] = []
-    for task_id in (t for t in dcops.tasks() if t.startswith("cooling/")):
+    for task_id in TASKS:
         env = dcops.make_env(task_id)
         for controller in controllers_for(task_id):
             results = [run_controller(env, controller, seed) for seed in seeds]

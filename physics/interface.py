@@ -29,6 +29,7 @@ FAN_SPEED_RANGE = (0.2, 1.0)
 SUPPLY_SETPOINT_RANGE_C = (15.0, 27.0)
 CHW_SETPOINT_RANGE_C = (5.0, 18.0)
 
+PLANT_SETPOINTS = ("chw_setpoint_c", "economiser_on")
 ZONE_FIELDS = ("inlet_c", "return_c", "load_fraction", "fan_speed", "supply_c")
 PLANT_FIELDS = (
     "chw_supply_c", "chillers_available", "economiser_fraction", "dry_bulb_c", "wet_bulb_c",
@@ -55,7 +56,7 @@ def setpoint_bounds(n_zones: int) -> tuple[NDArray[np.float64], NDArray[np.float
 def setpoint_field_names(n_zones: int) -> list[str]:
     """Field name of each set-point vector entry (used in error messages)."""
     names = [f"fan_speed[{i}]" for i in range(n_zones)] + [f"supply_setpoint_c[{i}]" for i in range(n_zones)]
-    return names + ["chw_setpoint_c", "economiser_on"]
+    return names + list(PLANT_SETPOINTS)
 
 
 def decode_setpoints(action: Any, n_zones: int) -> PlantControl:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from dcops import registry
 from dcops.models import (
+    PLANT_V2_SETPOINTS,
     ClusterAction,
     CoolingAction,
     DeferAction,
@@ -27,6 +28,9 @@ from dcops.models import (
     PlaceAction,
     PlacementAction,
     QueueAction,
+)
+from dcops.physics.interface import (
+    ZONE_FIELDS,  # the per-zone readings of plant v0's and v2's telemetry alike
 )
 from dcops.server.serialize import to_jsonable
 
@@ -167,7 +171,9 @@ class CoolingAdapter(Adapter):
     """Cooling tasks: named set-points (or the raw vector) → the Box action; telemetry → named readings."""
 
     family = "cooling"
-    description = "Run the cooling plant of a data hall: fan speed and supply air per zone, chilled water, economiser."
+    description = ("Run the cooling plant of a data hall: fan speed and supply air per zone, chilled water, "
+                   "economiser; on plant v2 (tasks ending _v1) also the tower fan, chiller staging, the chilled-water "
+                   "pump and a storage tank.")
     options_model = CoolingOptions
     action_adapter = TypeAdapter(CoolingAction)
     baseline_name = "rule (tuned rule-based controller)"
@@ -186,15 +192,23 @@ class CoolingAdapter(Adapter):
         env = episode.env.unwrapped
         zones = env.zone_ids
         z = len(zones)
+        plant_names = env.plant_setpoints
         if model.setpoints is not None:
-            if len(model.setpoints) != 2 * z + 2:
+            if len(model.setpoints) != 2 * z + len(plant_names):
                 raise ActionError(
                     "action.setpoints",
-                    f"expected {2 * z + 2} values (fan_speed×{z}, supply_setpoint_c×{z}, chw_setpoint_c, "
-                    f"economiser_on), got {len(model.setpoints)}",
+                    f"expected {2 * z + len(plant_names)} values (fan_speed×{z}, supply_setpoint_c×{z}, "
+                    f"{', '.join(plant_names)}), got {len(model.setpoints)}",
                 )
             vector = np.asarray(model.setpoints, dtype=np.float64)
         else:
+            for name in PLANT_V2_SETPOINTS:
+                if name not in plant_names and getattr(model, name) is not None:
+                    raise ActionError(f"action.{name}", f"not a control of {episode.task} (plant v2 tasks, ending "
+                                      "_v1, have it)")
+                if name in plant_names and getattr(model, name) is None:
+                    raise ActionError(f"action.{name}", f"field required for {episode.task} (or give the raw "
+                                      "setpoints vector)")
             per_zone = {}
             for name in ("fan_speed", "supply_setpoint_c"):
                 value = getattr(model, name)
@@ -205,11 +219,8 @@ class CoolingAdapter(Adapter):
                         f"got {len(values)}"
                     )
                 per_zone[name] = values
-            vector = np.asarray(
-                per_zone["fan_speed"] + per_zone["supply_setpoint_c"]
-                + [float(model.chw_setpoint_c), 1.0 if model.economiser_on else 0.0],
-                dtype=np.float64,
-            )
+            plant = [float(getattr(model, name)) for name in plant_names]  # economiser_on: True → 1.0
+            vector = np.asarray(per_zone["fan_speed"] + per_zone["supply_setpoint_c"] + plant, dtype=np.float64)
         try:
             env.decode_action(vector)  # the environment's own check (names the field on failure)
         except ValueError as exc:
@@ -217,34 +228,19 @@ class CoolingAdapter(Adapter):
         return vector, {"setpoints": vector.tolist()}
 
     def observe(self, episode: Episode, raw: Any, info: dict[str, Any]) -> dict[str, Any]:
-        from dcops.physics.interface import Telemetry
-
         env = episode.env.unwrapped
         spec = env.task
         z = len(env.zone_ids)
-        t = Telemetry.parse(raw, z)
+        t = env.telemetry.parse(raw, z)
         zones = [
-            {
-                "id": env.zone_ids[i],
-                "weight": float(spec.zone_weights[i]),
-                "inlet_c": float(t.inlet_c[i]),
-                "return_c": float(t.return_c[i]),
-                "load_fraction": float(t.load_fraction[i]),
-                "fan_speed": float(t.fan_speed[i]),
-                "supply_c": float(t.supply_c[i]),
-            }
+            {"id": env.zone_ids[i], "weight": float(spec.zone_weights[i]),
+             **{name: float(getattr(t, name)[i]) for name in ZONE_FIELDS}}
             for i in range(z)
         ]
-        plant = {
-            name: float(getattr(t, name))
-            for name in (
-                "chw_supply_c", "chillers_available", "economiser_fraction", "dry_bulb_c", "wet_bulb_c",
-                "carbon_kg_per_kwh", "hour_sin", "hour_cos", "progress", "cooling_over_design_it", "pue",
-            )
-        }
+        plant = {name: float(getattr(t, name)) for name in t.__dataclass_fields__ if name not in ZONE_FIELDS}
         return to_jsonable({
             "kind": "cooling", "task": spec.task_id, "step": episode.step_count, "n_steps": spec.n_steps,
-            "zones": zones, "plant": plant, "vector": raw,
+            "n_chillers": spec.plant.n_chillers, "zones": zones, "plant": plant, "vector": raw,
         })
 
     def reset(self, episode: Episode, seed: int | None) -> None:
@@ -252,20 +248,30 @@ class CoolingAdapter(Adapter):
         episode.baseline = None
 
     def suggest(self, episode: Episode) -> dict[str, Any]:
-        from dcops.agents.cooling import RuleBasedController
-        from dcops.cooling_env import controller_context
-
+        env = episode.env.unwrapped
         if episode.baseline is None:
-            episode.baseline = RuleBasedController.for_task(episode.task)
-            episode.baseline.reset(controller_context(episode.env))
+            episode.baseline = _tuned_rule(episode)
         vector = np.asarray(episode.baseline.act(episode.raw_observation), dtype=np.float64)
-        z = len(episode.env.unwrapped.zone_ids)
-        return {
-            "fan_speed": vector[:z].tolist(),
-            "supply_setpoint_c": vector[z : 2 * z].tolist(),
-            "chw_setpoint_c": float(vector[2 * z]),
-            "economiser_on": bool(vector[2 * z + 1] >= 0.5),
-        }
+        z = len(env.zone_ids)
+        plant = {name: float(v) for name, v in zip(env.plant_setpoints, vector[2 * z:], strict=True)}
+        plant["economiser_on"] = bool(plant["economiser_on"] >= 0.5)
+        return {"fan_speed": vector[:z].tolist(), "supply_setpoint_c": vector[z: 2 * z].tolist(), **plant}
+
+
+def _tuned_rule(episode: Episode) -> Any:
+    """The tuned rule of the episode's plant (v0's rule-based controller or plant v2's rule), reset on its
+    nameplate."""
+    from dcops.agents.cooling import RuleBasedController
+    from dcops.agents.cooling.rule_v2 import RuleV2Controller, controller_context_v2
+    from dcops.cooling_env import controller_context
+    from dcops.cooling_env_v1 import CoolingEnvV1
+
+    if isinstance(episode.env.unwrapped, CoolingEnvV1):
+        controller, context = RuleV2Controller.tuned(episode.task), controller_context_v2(episode.env)
+    else:
+        controller, context = RuleBasedController.for_task(episode.task), controller_context(episode.env)
+    controller.reset(context)
+    return controller
 
 
 # ---------------------------------------------------------------------------------------------- placement

@@ -4,9 +4,14 @@ Rules (each parameter a number an operator would set; ``dcops tune-rule-v2`` gri
 
 - **Supply air** at ``supply_c`` in every zone; **chilled water** as warm as that allows:
   ``supply_c − design coil approach − chw_margin_k`` (warmer water: higher chiller COP, more economiser hours).
-- **Airflow** matched to the reported IT load × ``airflow_margin``, plus a proportional trim of ``fan_gain`` per
-  kelvin that a zone's reported inlet sits above ``inlet_target_c`` (the load telemetry is noisy, so open-loop
-  matching alone is not safe).
+- **Winter mode**: while the outdoor wet-bulb is below ``free_wet_bulb_c`` (±0.5 K of hysteresis), when the
+  tower alone can make the water, supply air at ``free_supply_c`` with airflow ``free_airflow_margin``: cold air
+  costs nothing on free cooling and less of it saves fan power.
+- **Airflow** matched to the IT load × ``airflow_margin``, plus a proportional trim of ``fan_gain`` per kelvin
+  that a zone's reported inlet sits above ``inlet_target_c`` (the load telemetry is noisy and the nameplate
+  airflow is not the truth, so open-loop matching alone is not safe). The IT load is the reported one where the
+  hall has load telemetry; where it has none, the air-side estimate ``m·c_p·(T_return − T_supply)`` from the
+  nameplate airflow at the current fan speed (what a BMS computes from its air sensors).
 - **Condenser-water reset**: the tower fan (integral action on the reported condenser water) holds it at
   wet-bulb + ``tower_approach_k`` while chillers carry load (a wider approach saves fan power and costs lift);
   while the economiser carries all of it, only as cold as full free cooling needs (``econ_margin_k`` below the
@@ -19,6 +24,10 @@ Rules (each parameter a number an operator would set; ``dcops tune-rule-v2`` gri
 - **Economiser** always enabled (it carries what the tower water can).
 - **Fault response**: with a chiller lost, stage every available unit and drop the chilled water to
   ``fault_chw_c`` so the loop's mass is pre-cooled while capacity lasts.
+- **Storage** (where the plant has a tank): discharge at full flow while a chiller is lost, and at
+  ``tank_discharge_flow`` while the price is at or above ``tank_discharge_price``; otherwise, while the price is
+  at or below ``tank_charge_price`` and the tank is warmer than ``tank_target_c``, charge it at
+  ``tank_charge_flow`` with the chilled water no warmer than the target less 1 K.
 """
 
 from __future__ import annotations
@@ -62,16 +71,27 @@ class ControllerContextV2:
     chiller_capacity_kw: float
     chw_design_flow_kg_s: float
     dt_s: float
+    load_telemetry: bool = True
+    tank_max_flow_kg_s: float = 0.0
 
     @property
     def n_zones(self) -> int:
         return int(self.zone_design_it_kw.size)
 
+    @property
+    def has_tank(self) -> bool:
+        return self.tank_max_flow_kg_s > 0.0
+
     @classmethod
-    def from_plant(cls, plant: PlantV2Config, zone_weights: Any, dt_s: float) -> ControllerContextV2:
+    def from_plant(cls, plant: PlantV2Config, zone_weights: Any, dt_s: float,
+                   load_telemetry: bool = True) -> ControllerContextV2:
+        """The nameplate of ``plant`` (its per-zone bypass and recirculation are never read: they are not on any
+        nameplate)."""
+        tank = plant.tank.max_flow_kg_s if plant.tank.installed else 0.0
         return cls(np.asarray(plant.zone_design_it_kw, dtype=np.float64), np.asarray(zone_weights, dtype=np.float64),
                    np.asarray(plant.crah_max_airflow_kg_s, dtype=np.float64), plant.server_delta_t_k,
-                   plant.n_chillers, plant.chiller.reference_capacity_kw, plant.chw_design_flow_kg_s, dt_s)
+                   plant.n_chillers, plant.chiller.reference_capacity_kw, plant.chw_design_flow_kg_s, dt_s,
+                   load_telemetry, tank)
 
 
 @dataclass
@@ -89,23 +109,46 @@ class RuleV2Controller:
     chw_delta_t_k: float = 6.0
     econ_margin_k: float = 1.0
     fault_chw_c: float = 7.0
+    free_wet_bulb_c: float = -100.0
+    free_supply_c: float = 18.0
+    free_airflow_margin: float = 0.8
+    tank_target_c: float = 8.0
+    tank_charge_price: float = 0.10
+    tank_discharge_price: float = 0.20
+    tank_charge_flow: float = 0.5
+    tank_discharge_flow: float = 0.5
     name: str = "rule_v2"
 
     def reset(self, context: ControllerContextV2) -> None:
         self.context = context
         self._tower = 0.7
         self._staged = float(context.n_chillers)
+        self._winter = False
+
+    def _it_kw(self, t: TelemetryV2) -> NDArray[np.float64]:
+        """The IT load per zone, kW: reported, or estimated from the air side where the hall has no meters."""
+        ctx = self.context
+        if ctx.load_telemetry:
+            return t.load_fraction * ctx.zone_design_it_kw
+        airflow = t.fan_speed * ctx.crah_max_airflow_kg_s
+        return np.maximum(airflow * CP_AIR_KJ_PER_KG_K * (t.return_c - t.supply_c), 0.0)
 
     def act(self, telemetry: NDArray[np.float32]) -> NDArray[np.float32]:
         ctx = self.context
         t = TelemetryV2.parse(telemetry, ctx.n_zones)
-        it_kw = t.load_fraction * ctx.zone_design_it_kw
+        it_kw = self._it_kw(t)
+        if self._winter:
+            self._winter = t.wet_bulb_c < self.free_wet_bulb_c + 0.5
+        else:
+            self._winter = t.wet_bulb_c < self.free_wet_bulb_c - 0.5
+        supply_c = self.free_supply_c if self._winter else self.supply_c
+        margin = self.free_airflow_margin if self._winter else self.airflow_margin
         server_air = it_kw / (CP_AIR_KJ_PER_KG_K * ctx.server_delta_t_k)
-        fans = self.airflow_margin * server_air / ctx.crah_max_airflow_kg_s
+        fans = margin * server_air / ctx.crah_max_airflow_kg_s
         fans = fans + self.fan_gain * np.maximum(t.inlet_c - self.inlet_target_c, 0.0)
         fans = np.clip(fans, *FAN_SPEED_RANGE)
-        supply = np.full(ctx.n_zones, self.supply_c)
-        chw = self.supply_c - COIL_DESIGN_APPROACH_K - self.chw_margin_k
+        supply = np.full(ctx.n_zones, supply_c)
+        chw = supply_c - COIL_DESIGN_APPROACH_K - self.chw_margin_k
 
         # Condenser-water reset: integral action toward the target.
         free_cooling = t.economiser_fraction >= 0.999
@@ -114,8 +157,11 @@ class RuleV2Controller:
             target = max(target, chw - HX_APPROACH_K - self.econ_margin_k)
         self._tower = float(np.clip(self._tower + 0.05 * (t.cw_supply_c - target), *TOWER_FAN_RANGE))
 
+        tank_flow, charge_kw = self._tank(t)
+        if tank_flow > 0.0:
+            chw = min(chw, self.tank_target_c - 1.0)
         load_kw = 1.05 * float(it_kw.sum())
-        chiller_kw = load_kw * (1.0 - t.economiser_fraction)
+        chiller_kw = (load_kw + charge_kw) * (1.0 - t.economiser_fraction)
         per_unit = ctx.chiller_capacity_kw
         staged = self._staged
         if free_cooling:
@@ -130,12 +176,31 @@ class RuleV2Controller:
         self._staged = staged
         pump = load_kw / (CP_WATER_KJ_PER_KG_K * self.chw_delta_t_k) / ctx.chw_design_flow_kg_s
         return encode_setpoints(fans, supply, float(np.clip(chw, *CHW_SETPOINT_RANGE_C)), True, self._tower, staged,
-                                float(np.clip(pump, *PUMP_SPEED_RANGE)))
+                                float(np.clip(pump, *PUMP_SPEED_RANGE)), tank_flow)
+
+    def _tank(self, t: TelemetryV2) -> tuple[float, float]:
+        """The tank flow (module docstring) and the charging load it adds, kW."""
+        ctx = self.context
+        if not ctx.has_tank:
+            return 0.0, 0.0
+        if t.tank_temp_c < t.chw_return_c - 0.5 and (
+                t.chillers_available < 1.0 - 1e-6 or t.price_per_kwh >= self.tank_discharge_price):
+            return (-1.0 if t.chillers_available < 1.0 - 1e-6 else -self.tank_discharge_flow), 0.0
+        if t.price_per_kwh <= self.tank_charge_price and t.tank_temp_c > self.tank_target_c:
+            span = max(t.tank_temp_c - (self.tank_target_c - 1.0), 0.0)
+            return self.tank_charge_flow, self.tank_charge_flow * ctx.tank_max_flow_kg_s * CP_WATER_KJ_PER_KG_K * span
+        return 0.0, 0.0
 
     @classmethod
-    def tuned(cls, family: str = "eval_family_v1") -> RuleV2Controller:
-        """The rule with the parameters ``dcops tune-rule-v2`` found for ``family`` (defaults otherwise)."""
-        return cls(**_tuned().get(family, {}).get("params", {}))
+    def tuned(cls, target: str = "eval_family_v1") -> RuleV2Controller:
+        """The rule with the parameters ``dcops tune-rule-v2`` found for ``target`` (a v1 cooling task id or
+        ``eval_family_v1``).
+
+        :raises KeyError: for a target that was never tuned (the message lists the tuned ones)."""
+        tuned = _tuned()
+        if target not in tuned:
+            raise KeyError(f"no tuned plant v2 rule for {target!r}; tuned: {', '.join(sorted(tuned))}")
+        return cls(**tuned[target]["params"])
 
     def parameters(self) -> dict[str, Any]:
         return {k: v for k, v in asdict(self).items() if k != "name"}
@@ -148,9 +213,9 @@ def _tuned() -> dict[str, Any]:
 
 
 def controller_context_v2(env: Any) -> ControllerContextV2:
-    """The nameplate facts of a v1 cooling env's plant."""
+    """The nameplate facts of a v1 cooling env's plant (the task's nameplate plant, never the episode's truth)."""
     spec = env.unwrapped.task
-    return ControllerContextV2.from_plant(spec.plant, spec.zone_weights, spec.dt_s)
+    return ControllerContextV2.from_plant(spec.plant, spec.zone_weights, spec.dt_s, spec.load_telemetry)
 
 
 def run_controller_v2(env: Any, controller: Any, seed: int) -> dict[str, Any]:

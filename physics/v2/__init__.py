@@ -6,7 +6,8 @@ apart. Plant v0 (:mod:`dcops.physics.plant`) is unchanged and stays reproducible
 
 Modules: ``backend`` (the two numeric backends), ``chiller`` (lift-based variable-speed chiller),
 ``tower`` (variable-speed cooling tower, YorkCalc approach), ``coil`` (ε-NTU chilled-water coil),
-``servers`` (server fan and leakage power against inlet temperature), ``tariff`` (time-of-use prices),
-``types`` (configuration, state, control, outputs), ``plant`` (the step), ``interface`` (set-point and telemetry
-vectors).
+``servers`` (server fan and leakage power against inlet temperature), ``storage`` (a mixed chilled-water tank),
+``tariff`` (time-of-use prices), ``types`` (configuration, state, control, outputs, the per-episode airflow
+uncertainty), ``plant`` (the step), ``interface`` (set-point and telemetry vectors). Forecasts with error, shared
+with any plant, are :mod:`dcops.physics.forecast`.
 """

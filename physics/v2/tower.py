@@ -52,19 +52,30 @@ CTI_DESIGN_RANGE_K = 5.56
 CTI_DESIGN_APPROACH_K = 3.89
 
 
+def yorkcalc_range_polynomial(xp: Any, wet_bulb_c: Any, liquid_to_gas: Any) -> tuple[Any, Any, Any]:
+    """The YorkCalc approach as a quadratic in range, ``(q0, q1, q2)`` with ``approach = q0 + q1·R + q2·R²``, at a
+    wet-bulb and LG held to the correlation's validity (Horner in wet-bulb and LG, written out: a plant step asks
+    for two ranges at one wet-bulb and water flow, see :func:`approach_at_range`)."""
+    w = xp.clip(wet_bulb_c, *WET_BULB_RANGE_C)
+    lg = xp.minimum(liquid_to_gas, MAX_LIQUID_TO_GAS)
+    (c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, c20, c21, c22, c23,
+     c24, c25, c26) = YORKCALC_COEFFICIENTS
+    q0 = (c0 + w * (c1 + w * c2)) + lg * ((c9 + w * (c10 + w * c11)) + lg * (c18 + w * (c19 + w * c20)))
+    q1 = (c3 + w * (c4 + w * c5)) + lg * ((c12 + w * (c13 + w * c14)) + lg * (c21 + w * (c22 + w * c23)))
+    q2 = (c6 + w * (c7 + w * c8)) + lg * ((c15 + w * (c16 + w * c17)) + lg * (c24 + w * (c25 + w * c26)))
+    return q0, q1, q2
+
+
+def approach_at_range(xp: Any, polynomial: tuple[Any, Any, Any], range_k: Any) -> Any:
+    """The approach, K, of :func:`yorkcalc_range_polynomial`'s quadratic at a range held to its validity."""
+    q0, q1, q2 = polynomial
+    r = xp.clip(range_k, *RANGE_RANGE_K)
+    return q0 + r * (q1 + r * q2)
+
+
 def yorkcalc_approach_k(xp: Any, wet_bulb_c: Any, range_k: Any, liquid_to_gas: Any) -> Any:
     """The YorkCalc approach, K, with inputs held to the correlation's validity ranges."""
-    w = xp.clip(wet_bulb_c, *WET_BULB_RANGE_C)
-    r = xp.clip(range_k, *RANGE_RANGE_K)
-    lg = xp.minimum(liquid_to_gas, MAX_LIQUID_TO_GAS)
-    c = YORKCALC_COEFFICIENTS
-    terms = []
-    for k in range(3):
-        for j in range(3):
-            base = 9 * k + 3 * j
-            terms.append(c[base] + w * (c[base + 1] + w * c[base + 2]))
-    by_range = [terms[3 * k] + r * (terms[3 * k + 1] + r * terms[3 * k + 2]) for k in range(3)]
-    return by_range[0] + lg * (by_range[1] + lg * by_range[2])
+    return approach_at_range(xp, yorkcalc_range_polynomial(xp, wet_bulb_c, liquid_to_gas), range_k)
 
 
 @dataclass(frozen=True)
@@ -100,12 +111,20 @@ class VariableSpeedTower:
         return 0.5 * (lo + hi)
 
 
+def tower_polynomial(xp: Any, water_flow_ratio_0: float, wet_bulb_c: Any, water_flow_fraction: Any,
+                     fan_speed: Any) -> tuple[Any, Any, Any]:
+    """The approach of a sized tower as a quadratic in range (:func:`yorkcalc_range_polynomial`) at a water flow
+    (fraction of design) and fan speed (0–1)."""
+    air = xp.maximum(fan_speed, MIN_AIR_FLOW_RATIO)
+    return yorkcalc_range_polynomial(xp, wet_bulb_c, water_flow_ratio_0 * water_flow_fraction / air)
+
+
 def tower_approach_k(xp: Any, water_flow_ratio_0: float, wet_bulb_c: Any, range_k: Any,
                      water_flow_fraction: Any, fan_speed: Any) -> Any:
-    """Approach of a sized tower, K, at a water flow (fraction of design) and fan speed (0–1)."""
-    air = xp.maximum(fan_speed, MIN_AIR_FLOW_RATIO)
-    return xp.maximum(yorkcalc_approach_k(xp, wet_bulb_c, range_k, water_flow_ratio_0 * water_flow_fraction / air),
-                      0.0)
+    """Approach of a sized tower, K (never negative), at a range, a water flow (fraction of design) and a fan speed
+    (0–1)."""
+    polynomial = tower_polynomial(xp, water_flow_ratio_0, wet_bulb_c, water_flow_fraction, fan_speed)
+    return xp.maximum(approach_at_range(xp, polynomial, range_k), 0.0)
 
 
 def tower_fan_kw(xp: Any, design_fan_kw: float, fan_speed: Any) -> Any:

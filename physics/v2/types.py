@@ -22,6 +22,7 @@ from dcops.physics.plant_types import Array
 from dcops.physics.v2.chiller import AHRI_CONDENSER_RANGE_K, LiftChiller
 from dcops.physics.v2.coil import design_ntu
 from dcops.physics.v2.servers import ServerThermalModel
+from dcops.physics.v2.storage import ChilledWaterTank
 from dcops.physics.v2.tower import VariableSpeedTower
 
 NEVER_STAGED_S = 1e9
@@ -49,6 +50,9 @@ class PlantV2Config:
     loop_thermal_mass_kj_per_k: float
     ups_rated_kw: float
     servers: ServerThermalModel = field(default_factory=ServerThermalModel)
+    tank: ChilledWaterTank = field(default_factory=ChilledWaterTank)
+    zone_bypass_fraction: Array | None = None
+    zone_min_recirculation: Array | None = None
     n_chillers: int = 2
     min_run_s: float = 1800.0
     min_off_s: float = 900.0
@@ -57,6 +61,16 @@ class PlantV2Config:
     pump_min_speed: float = 0.3
     hx_approach_k: float = 1.5
     economiser_installed: bool = True
+
+    def __post_init__(self) -> None:
+        # Per-zone airflow imperfections: none by default (the nameplate), ``min_recirculation`` everywhere.
+        z = self.zone_design_it_kw.shape[-1]
+        for name, default in (("zone_bypass_fraction", 0.0), ("zone_min_recirculation", self.min_recirculation)):
+            value = getattr(self, name)
+            array = np.full(z, default) if value is None else np.asarray(value, dtype=np.float64)
+            if array.shape != (z,) or not np.all((array >= 0.0) & (array < 1.0)):
+                raise ValueError(f"PlantV2Config.{name} needs {z} values in [0, 1), got {value!r}")
+            object.__setattr__(self, name, array)
 
     @property
     def n_zones(self) -> int:
@@ -72,7 +86,7 @@ class PlantV2Config:
                 thermal_mass_kj_per_k_per_kw: float = 20.0, loop_mass_kj_per_k_per_kw: float = 35.0,
                 airflow_margin: float = 1.3, fan_pressure_kpa: float = 0.5, fan_efficiency: float = 0.6,
                 coil_design_approach_k: float = 3.0, chw_design_delta_t_k: float = 6.0,
-                **overrides: object) -> PlantV2Config:
+                storage_minutes: float = 0.0, **overrides: object) -> PlantV2Config:
         """A v2 plant with plant v0's hall (zones, CRAHs, masses) and sizing ratios.
 
         Chillers: ``n_chillers`` × ``chiller_capacity_fraction`` of the design cooling load (1.1 × IT), rated
@@ -80,6 +94,8 @@ class PlantV2Config:
         design load, pump 1.2 % of design cooling. Condenser water: 3 gpm/ton per chiller (5.56 K range),
         pumps 1.5 % of rejection. Tower: the design rejection at the CTI point, fans 0.2 kW/ton. Coils: the
         ε-NTU coil that makes supply air ``coil_design_approach_k`` above the chilled water at design flows.
+        Storage (none by default): a mixed chilled-water tank that carries the design cooling load for
+        ``storage_minutes`` over an 8 K span (``storage.ChilledWaterTank.sized``), its pump priced like the loop's.
         """
         design = np.atleast_1d(np.asarray(zone_design_it_kw, dtype=np.float64))
         if design.size == 1:
@@ -96,6 +112,7 @@ class PlantV2Config:
         ntu, _ = design_ntu(12.0, coil_design_approach_k, chw_design_delta_t_k)
         air_cap = design_airflow * CP_AIR_KJ_PER_KG_K
         chw_flow = design_cooling / (CP_WATER_KJ_PER_KG_K * chw_design_delta_t_k)
+        pump_kw_per_kg_s = 0.012 * design_cooling / chw_flow
         values: dict[str, object] = dict(
             zone_design_it_kw=design,
             zone_thermal_mass_kj_per_k=thermal_mass_kj_per_k_per_kw * design,
@@ -110,6 +127,7 @@ class PlantV2Config:
                                      design_fan_kw=0.2 / KW_PER_TON_REFRIGERATION * rejection),
             chw_design_flow_kg_s=chw_flow,
             chw_pump_design_kw=0.012 * design_cooling,
+            tank=ChilledWaterTank.sized(design_cooling, storage_minutes, pump_kw_per_kg_s),
             cw_flow_per_chiller_kg_s=unit_rejection / (CP_WATER_KJ_PER_KG_K * AHRI_CONDENSER_RANGE_K),
             cw_pump_per_chiller_kw=0.015 * unit_rejection,
             loop_thermal_mass_kj_per_k=loop_mass_kj_per_k_per_kw * total,
@@ -134,6 +152,7 @@ class PlantV2State:
     :param chillers_on: chillers staged on (...), a whole number 0..N.
     :param stage_timer_s: seconds since staging last changed (...).
     :param last_stage_direction: +1 after a stage-up, −1 after a stage-down, 0 before any (...).
+    :param tank_temp_c: chilled-water storage tank temperature (...); unused where the plant has no tank.
     """
 
     zone_temp_c: Array
@@ -142,11 +161,12 @@ class PlantV2State:
     chillers_on: Array
     stage_timer_s: Array
     last_stage_direction: Array
+    tank_temp_c: Array
 
     def copy(self) -> PlantV2State:
         return PlantV2State(*(np.array(v, dtype=np.float64, copy=True) for v in (
             self.zone_temp_c, self.chw_supply_c, self.cw_supply_c, self.chillers_on, self.stage_timer_s,
-            self.last_stage_direction)))
+            self.last_stage_direction, self.tank_temp_c)))
 
 
 @dataclass(frozen=True)
@@ -161,6 +181,7 @@ class PlantV2Control:
     :param chillers_staged: chillers requested on, rounded to a whole number in 0..N; minimum run and off times
         may hold the previous staging.
     :param chw_pump_speed: chilled-water pump speed (flow fraction of design), held to [pump_min_speed, 1].
+    :param tank_flow: storage tank flow, −1 (full discharge) to +1 (full charge); no effect without a tank.
     """
 
     fan_speed: Array
@@ -170,6 +191,7 @@ class PlantV2Control:
     tower_fan_speed: Array
     chillers_staged: Array
     chw_pump_speed: Array
+    tank_flow: Array
 
 
 class PlantV2Outputs(NamedTuple):
@@ -188,6 +210,7 @@ class PlantV2Outputs(NamedTuple):
     chw_supply_c: Array
     chw_return_c: Array
     cw_supply_c: Array
+    cw_step_c: Array
     tower_approach_k: Array
     economiser_fraction: Array
     economiser_kw: Array
@@ -197,6 +220,10 @@ class PlantV2Outputs(NamedTuple):
     chiller_capacity_kw: Array
     chiller_kw: Array
     chw_pump_kw: Array
+    tank_discharge_kw: Array
+    tank_charge_kw: Array
+    tank_pump_kw: Array
+    tank_temp_c: Array
     cw_pump_kw: Array
     tower_kw: Array
     rejected_kw: Array
@@ -213,14 +240,44 @@ class PlantV2Outputs(NamedTuple):
     heat_stored_kj: Array
 
 def initial_state_v2(config: PlantV2Config, zone_temp_c: float = 30.0, chw_supply_c: float = 10.0,
-                     cw_supply_c: float = 25.0, chillers_on: float | None = None,
+                     cw_supply_c: float = 25.0, chillers_on: float | None = None, tank_temp_c: float | None = None,
                      batch_shape: tuple[int, ...] = ()) -> PlantV2State:
-    """A state with every zone at ``zone_temp_c``, the loops at their temperatures and ``chillers_on`` staged
-    (all of them by default), no staging change yet."""
+    """A state with every zone at ``zone_temp_c``, the loops at their temperatures, ``chillers_on`` staged
+    (all of them by default), no staging change yet and the tank (if any) at ``tank_temp_c`` (default: the
+    chilled water, fully charged)."""
     def plant(value: float) -> Array:
         return np.full(batch_shape, float(value))
 
     zones = np.full((*batch_shape, config.n_zones), float(zone_temp_c))
     staged = config.n_chillers if chillers_on is None else chillers_on
+    tank = chw_supply_c if tank_temp_c is None else tank_temp_c
     return PlantV2State(zones, plant(chw_supply_c), plant(cw_supply_c), plant(staged), plant(NEVER_STAGED_S),
-                        plant(0.0))
+                        plant(0.0), plant(tank))
+
+
+@dataclass(frozen=True)
+class AirflowUncertainty:
+    """How a hall's true airflow differs from its nameplate, drawn per episode and per zone.
+
+    :param bypass_range: the fraction of CRAH air that returns without reaching a server (leaks through cable
+        cut-outs, gaps and misplaced perforated tiles), uniform in this range. Surveys of uncontained rooms found
+        far more (Upsite Technologies' audits: about half the supply air bypassing on average); the default
+        range is a reasonably contained hall.
+    :param recirculation_range: the floor of hot-air recirculation into the server inlets whatever the airflow
+        (the nameplate: ``min_recirculation``), uniform in this range.
+    """
+
+    bypass_range: tuple[float, float] = (0.0, 0.2)
+    recirculation_range: tuple[float, float] = (0.02, 0.08)
+
+    def __post_init__(self) -> None:
+        for name in ("bypass_range", "recirculation_range"):
+            lo, hi = getattr(self, name)
+            if not 0.0 <= lo <= hi < 1.0:
+                raise ValueError(f"AirflowUncertainty.{name} needs 0 <= low <= high < 1, got {(lo, hi)!r}")
+
+    def draw(self, config: PlantV2Config, rng: np.random.Generator) -> PlantV2Config:
+        """The true plant of one episode: ``config`` with per-zone bypass and recirculation drawn."""
+        z = config.n_zones
+        return config.with_(zone_bypass_fraction=rng.uniform(*self.bypass_range, size=z),
+                            zone_min_recirculation=rng.uniform(*self.recirculation_range, size=z))

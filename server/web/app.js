@@ -203,6 +203,12 @@ function renderCooling(view, fresh) {
     kpi("Chilled water", `${fmt(p.chw_supply_c)} °C`),
     kpi("Economiser", `${fmt(100 * p.economiser_fraction, 0)} %`),
     kpi("Outdoor", `${fmt(p.dry_bulb_c)} / ${fmt(p.wet_bulb_c)} °C`, h("div", { class: "small muted" }, "dry / wet bulb")),
+    ...("cw_supply_c" in p ? [
+      kpi("Condenser water", `${fmt(p.cw_supply_c)} °C`),
+      kpi("Chillers on", fmt(p.chillers_on, 0)),
+      kpi("Storage tank", p.tank_temp_c ? `${fmt(p.tank_temp_c)} °C` : "none"),
+      kpi("Price", `$${fmt(p.price_per_kwh, 2)}/kWh`, h("div", { class: "small muted" }, `in 1 h $${fmt(p.price_1h_per_kwh, 2)}`)),
+    ] : []),
     kpi("Local time", info.time ? info.time.replace("T", " ").slice(0, 16) : "–")));
   if (fresh) buildCoolingControls(o);
 }
@@ -251,9 +257,16 @@ function buildCoolingControls(o) {
   o.zones.forEach((z, i) => c.appendChild(h("div", { class: "control-group" }, h("b", {}, z.id),
     slider(`fan-${i}`, "fan speed", 0.2, 1, 0.01, 0.6, ""),
     slider(`supply-${i}`, "supply air set-point", 15, 27, 0.5, 20, " °C"))));
+  const v2 = "cw_supply_c" in o.plant;  // plant v2 (tasks ending _v1): every plant-side control
   c.appendChild(h("div", { class: "control-group" }, h("b", {}, "plant"),
-    slider("chw", "chilled-water set-point", 5, 18, 0.5, 12, " °C"),
-    h("label", { class: "small" }, h("input", { type: "checkbox", id: "econ", checked: true }), " waterside economiser")));
+    slider("chw", "chilled-water set-point", 5, v2 ? 20 : 18, 0.5, 12, " °C"),
+    h("label", { class: "small" }, h("input", { type: "checkbox", id: "econ", checked: true }), " waterside economiser"),
+    ...(v2 ? [
+      slider("tower", "cooling-tower fan speed", 0.2, 1, 0.01, 0.6, ""),
+      slider("staged", "chillers staged", 0, o.n_chillers, 1, o.n_chillers, ""),
+      slider("pump", "chilled-water pump speed", 0.3, 1, 0.01, 0.7, ""),
+      slider("tank", "storage tank flow (− discharge, + charge)", -1, 1, 0.05, 0, ""),
+    ] : [])));
 }
 
 // ------------------------------------------------------------------------------------------ placement
@@ -396,6 +409,10 @@ function currentAction() {
       supply_setpoint_c: range.map((i) => Number($(`supply-${i}`).value)),
       chw_setpoint_c: Number($("chw").value),
       economiser_on: $("econ").checked,
+      ...($("tower") ? {
+        tower_fan_speed: Number($("tower").value), chillers_staged: Number($("staged").value),
+        chw_pump_speed: Number($("pump").value), tank_flow: Number($("tank").value),
+      } : {}),
     };
   }
   if (S.family === "placement") {
@@ -420,6 +437,12 @@ function applySuggestion(action) {
     action.supply_setpoint_c.forEach((v, i) => setSlider(`supply-${i}`, v));
     setSlider("chw", action.chw_setpoint_c);
     $("econ").checked = action.economiser_on;
+    if (action.tower_fan_speed !== undefined) {
+      setSlider("tower", action.tower_fan_speed.toFixed(2));
+      setSlider("staged", Math.round(action.chillers_staged));
+      setSlider("pump", action.chw_pump_speed.toFixed(2));
+      setSlider("tank", action.tank_flow.toFixed(2));
+    }
   } else if (S.family === "cluster") {
     for (const d of action.decisions || []) {
       const sel = document.querySelector(`select.decision[data-request="${d.request_id}"]`);

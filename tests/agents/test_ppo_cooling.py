@@ -27,12 +27,12 @@ from dcops.agents.cooling.ppo import (
     shipped_metadata,
     shipped_policy,
 )
-from dcops.cooling_env import CoolingEnv, CoolingTaskSpec, run_controller
+from dcops.cooling_env import TASKS, CoolingEnv, CoolingTaskSpec, run_controller
 from dcops.physics.interface import setpoint_bounds
 from dcops.physics.plant import PlantConfig
 
 WEIGHTS = resources.files("dcops.agents.cooling").joinpath("weights")
-COOLING_TASKS = [t for t in dcops.tasks() if t.startswith("cooling/")]
+COOLING_TASKS = list(TASKS)
 
 
 def test_shipped_checkpoint_loads_with_the_documented_shapes_and_is_small():

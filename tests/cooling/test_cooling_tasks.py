@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 import dcops
 from dcops.agents.cooling import PIDController, RuleBasedController
-from dcops.cooling_env import run_controller
+from dcops.cooling_env import TASKS, run_controller
 
-COOLING_TASKS = [t for t in dcops.tasks() if t.startswith("cooling/")]
+COOLING_TASKS = list(TASKS)
 INFO_KEYS = {"it_kw", "cooling_kw", "facility_kw", "pue", "zone_ids", "carbon_g", "chiller_capacity_kw", "time"}
 DIAGNOSTIC_KEYS = {"inlet_c", "violation_minutes_27", "violation_minutes_32", "chw_supply_c"}
 

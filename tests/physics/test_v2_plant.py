@@ -14,11 +14,15 @@ from dcops.physics.v2.types import PlantV2Config, PlantV2Control, PlantV2State, 
 
 CONFIG = PlantV2Config.default()
 Z = CONFIG.n_zones
+STORAGE = PlantV2Config.default(storage_minutes=60.0, zone_bypass_fraction=[0.0, 0.1, 0.2, 0.05],
+                                zone_min_recirculation=[0.02, 0.05, 0.08, 0.03])
+"""A plant with a 1 h tank and airflow that differs from the nameplate zone by zone."""
 
 
-def control(fan=0.8, supply=20.0, chw=10.0, econ=1.0, tower=0.7, staged=2.0, pump=0.8, z=Z) -> PlantV2Control:
+def control(fan=0.8, supply=20.0, chw=10.0, econ=1.0, tower=0.7, staged=2.0, pump=0.8, tank=0.0,
+            z=Z) -> PlantV2Control:
     return PlantV2Control(np.full(z, fan), np.full(z, supply), np.float64(chw), np.float64(econ), np.float64(tower),
-                          np.float64(staged), np.float64(pump))
+                          np.float64(staged), np.float64(pump), np.float64(tank))
 
 
 def boundary(load=0.8, dry=25.0, wet=18.0, chillers=(1.0, 1.0), z=Z) -> PlantBoundary:
@@ -39,34 +43,35 @@ def _closure(out) -> float:
 
 zone_temps = st.floats(15.0, 45.0)
 controls = st.tuples(st.floats(0.0, 1.0), st.floats(12.0, 27.0), st.floats(5.0, 20.0), st.floats(0.0, 1.0),
-                     st.floats(0.0, 1.0), st.floats(0.0, 2.0), st.floats(0.0, 1.0))
+                     st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.floats(-1.0, 1.0))
 weather = st.tuples(st.floats(-20.0, 42.0), st.floats(0.0, 1.0))
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(zone_temps, min_size=Z, max_size=Z), st.floats(4.0, 25.0), st.floats(5.0, 35.0),
-       st.floats(0.0, 2.0), st.floats(0.0, 4000.0), st.sampled_from([-1.0, 0.0, 1.0]), controls, weather,
-       st.floats(0.05, 1.0), st.lists(st.floats(0.0, 1.0), min_size=2, max_size=2), st.sampled_from([60.0, 300.0]))
-def test_energy_closes_and_the_backends_agree(zones, chw, cw, staged, timer, direction, ctl, wx, load, chillers, dt):
-    """For any state, set-points and weather: energy closes to rounding, nothing is NaN, and the float path
-    (one plant) equals the array path (a batch of one) to rounding."""
+def _batch_of_one(value):
+    """A dataclass of plant inputs as a batch of one (every field gains a leading axis)."""
+    return type(value)(*(np.asarray(getattr(value, f))[None, ...] for f in value.__dataclass_fields__))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from([CONFIG, STORAGE]), st.lists(zone_temps, min_size=Z, max_size=Z), st.floats(4.0, 25.0),
+       st.floats(5.0, 35.0), st.floats(0.0, 2.0), st.floats(0.0, 4000.0), st.sampled_from([-1.0, 0.0, 1.0]),
+       st.floats(4.0, 30.0), controls, weather, st.floats(0.05, 1.0),
+       st.lists(st.floats(0.0, 1.0), min_size=2, max_size=2), st.sampled_from([60.0, 300.0]))
+def test_energy_closes_and_the_backends_agree(config, zones, chw, cw, staged, timer, direction, tank, ctl, wx, load,
+                                              chillers, dt):
+    """For any plant (with or without a tank, nameplate or imperfect airflow), state, set-points and weather:
+    energy closes to rounding, nothing is NaN, and the float path (one plant) equals the array path (a batch of
+    one) to rounding."""
     dry, humidity = wx
     wet = dry - humidity * (dry + 25.0) * 0.3 if dry > -25.0 else dry
     state = PlantV2State(np.array(zones), np.float64(chw), np.float64(cw), np.float64(float(round(staged))),
-                         np.float64(timer), np.float64(direction))
+                         np.float64(timer), np.float64(direction), np.float64(tank))
     c = control(*ctl)
     b = boundary(load=load, dry=dry, wet=wet, chillers=chillers)
-    new, out = step_plant_v2(CONFIG, state, c, b, dt)
+    new, out = step_plant_v2(config, state, c, b, dt)
     assert _closure(out) < 1e-6 * max(1.0, float(out.heat_in_kj))
     assert all(np.all(np.isfinite(v)) for v in out)
-    batched = lambda a: np.asarray(a)[None, ...]  # noqa: E731
-    state_b = PlantV2State(*(batched(v) for v in (state.zone_temp_c, state.chw_supply_c, state.cw_supply_c,
-                                                  state.chillers_on, state.stage_timer_s, state.last_stage_direction)))
-    c_b = PlantV2Control(*(batched(v) for v in (c.fan_speed, c.supply_setpoint_c, c.chw_setpoint_c, c.economiser_on,
-                                                 c.tower_fan_speed, c.chillers_staged, c.chw_pump_speed)))
-    b_b = PlantBoundary(*(batched(v) for v in (b.it_kw, b.outdoor_dry_bulb_c, b.outdoor_wet_bulb_c,
-                                                b.chiller_available, b.fan_units_alive)))
-    new_b, out_b = step_plant_v2(CONFIG, state_b, c_b, b_b, dt)
+    new_b, out_b = step_plant_v2(config, _batch_of_one(state), _batch_of_one(c), _batch_of_one(b), dt)
     for name, single, batch in zip(out._fields, out, out_b, strict=True):
         np.testing.assert_allclose(batch[0], single, rtol=1e-10, atol=1e-9, err_msg=name)
     np.testing.assert_allclose(new_b.zone_temp_c[0], new.zone_temp_c, rtol=1e-12)
@@ -181,10 +186,73 @@ def test_still_air_and_no_envelope_take_the_series_branch_and_still_close():
     expected = 25.0 + out.zone_it_kw * 60.0 / config.zone_thermal_mass_kj_per_k
     np.testing.assert_allclose(new.zone_temp_c, expected, rtol=1e-14)
     assert _closure(out) < 1e-6 * float(out.heat_in_kj)
-    batch = PlantV2State(*(np.asarray(getattr(state, f))[None] for f in PlantV2State.__dataclass_fields__))
-    c = control(fan=0.0)
-    c_b = PlantV2Control(*(np.asarray(getattr(c, f))[None] for f in PlantV2Control.__dataclass_fields__))
     b = boundary(load=0.4, dry=25.0, wet=18.0)
-    b_b = PlantBoundary(*(np.asarray(getattr(b, f))[None] for f in PlantBoundary.__dataclass_fields__))
-    new_b, _ = step_plant_v2(config, batch, c_b, b_b, 60.0)
+    new_b, _ = step_plant_v2(config, _batch_of_one(state), _batch_of_one(control(fan=0.0)), _batch_of_one(b), 60.0)
     np.testing.assert_allclose(new_b.zone_temp_c[0], new.zone_temp_c, rtol=1e-14)
+
+
+def test_economiser_takes_no_more_than_the_water_flow_carries_down_to_the_tower_water():
+    """A set-point far below what the tower can make buys no extra free cooling: the economiser's heat is at most
+    m_w·c_p·(T_return − T_tower − HX approach), whatever the loop's excursion above its set-point."""
+    warm_loop = initial_state_v2(CONFIG, zone_temp_c=30.0, chw_supply_c=18.0, cw_supply_c=14.0, chillers_on=0.0)
+    water_cap = CONFIG.chw_design_flow_kg_s * 4.186 * 0.8
+    free = []
+    for chw_set in (10.0, 5.0):
+        _, out = step_plant_v2(CONFIG, warm_loop, control(chw=chw_set, staged=0.0, econ=1.0, pump=0.8),
+                               boundary(load=0.8, dry=20.0, wet=12.0), 300.0)
+        limit = water_cap * (float(out.chw_return_c) - (float(out.cw_step_c) + CONFIG.hx_approach_k))
+        assert float(out.economiser_kw) == pytest.approx(limit, rel=1e-9)
+        free.append(float(out.economiser_kw))
+    assert free[0] == pytest.approx(free[1], rel=1e-12)
+
+
+def test_chillers_cool_no_more_than_the_evaporator_flow_carries_to_the_set_point():
+    """The chillers' load is at most m_w·c_p·(T_return − T_set) (plus a tank's charge): a slow pump limits how
+    fast a warm loop is pulled down, however many units run."""
+    warm_loop = initial_state_v2(CONFIG, zone_temp_c=30.0, chw_supply_c=20.0, cw_supply_c=28.0)
+    _, out = step_plant_v2(CONFIG, warm_loop, control(chw=5.0, staged=2.0, econ=0.0, pump=0.3),
+                           boundary(load=0.3, dry=35.0, wet=25.0), 300.0)
+    water_cap = CONFIG.chw_design_flow_kg_s * 4.186 * 0.3
+    assert float(out.chiller_load_kw) == pytest.approx(water_cap * (float(out.chw_return_c) - 5.0), rel=1e-9)
+    assert float(out.chiller_load_kw) < float(out.chiller_capacity_kw)
+
+
+def test_bypass_air_costs_fan_power_and_cools_no_server():
+    """Air that bypasses the servers is moved (fan power) but removes no heat: at the same fan speed a zone with
+    bypass runs hotter inlets, and at steady state its coil still carries exactly the zone's heat."""
+    nameplate = settle(control(fan=0.6, supply=18.0), boundary(load=0.8))[1]
+    leaky = PlantV2Config.default(zone_bypass_fraction=[0.3] * Z)
+    state = initial_state_v2(leaky, zone_temp_c=30.0, chw_supply_c=10.0)
+    for _ in range(60):
+        state, out = step_plant_v2(leaky, state, control(fan=0.6, supply=18.0), boundary(load=0.8), 300.0)
+    np.testing.assert_allclose(out.fan_kw, nameplate.fan_kw, rtol=1e-12)
+    assert np.all(out.inlet_c > nameplate.inlet_c + 1.0)
+    gain = leaky.zone_envelope_ua_kw_per_k * (25.0 - out.return_air_c)  # the boundary's dry-bulb is 25 °C
+    np.testing.assert_allclose(out.coil_kw - out.fan_kw, out.zone_it_kw + gain, rtol=1e-3)
+
+
+def test_recirculation_floor_raises_the_inlet_over_the_supply_by_its_share_of_the_return():
+    """With ample airflow a zone's inlet sits at ``T_s + r·(T_zone − T_s)`` with r its recirculation floor."""
+    config = PlantV2Config.default(zone_min_recirculation=[0.02, 0.05, 0.1, 0.2])
+    state = initial_state_v2(config, zone_temp_c=30.0, chw_supply_c=10.0)
+    for _ in range(60):
+        state, out = step_plant_v2(config, state, control(fan=1.0, supply=18.0), boundary(load=0.5), 300.0)
+    r = (out.inlet_c - out.supply_air_c) / (out.return_air_c - out.supply_air_c)
+    np.testing.assert_allclose(r, [0.02, 0.05, 0.1, 0.2], rtol=1e-9)
+
+
+def test_an_idle_towers_cold_basin_is_not_free_capacity():
+    """The tower answers the heat it is given within the step: an economiser switched on every other step (its
+    tower idle in between, the basin cold) cannot hold the loop that the same economiser holds when it runs every
+    step at the same tower fan; it only lets the loop warm."""
+    config = PlantV2Config.default()
+    winter = boundary(load=0.6, dry=-5.0, wet=-6.0)
+    final = {}
+    for pattern in ("every step", "every other step"):
+        state = initial_state_v2(config, zone_temp_c=24.0, chw_supply_c=15.0, cw_supply_c=6.0, chillers_on=0.0)
+        for k in range(48):
+            econ = 1.0 if pattern == "every step" or k % 2 == 0 else 0.0
+            state, _ = step_plant_v2(config, state, control(fan=0.4, supply=15.0, chw=6.0, econ=econ, tower=0.21,
+                                                            staged=0.0, pump=0.4), winter, 300.0)
+        final[pattern] = float(state.chw_supply_c)
+    assert final["every other step"] > final["every step"] + 5.0

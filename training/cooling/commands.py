@@ -9,7 +9,7 @@
   (:mod:`dcops.training.cooling.tune_rule`; writes ``agents/cooling/rule_tuned.json``).
 - ``dcops tune-rule-family``: re-tune the rule-based controller for the evaluation family
   (:mod:`dcops.training.cooling.tune_rule_family`).
-- ``dcops tune-rule-v2``: tune the plant v2 rule for the v2 evaluation family
+- ``dcops tune-rule-v2``: tune the plant v2 rule for each v1 cooling task and the v2 evaluation family
   (:mod:`dcops.training.cooling.tune_rule_v2`; writes ``agents/cooling/rule_v2_tuned.json``).
 
 Heavy imports (torch, SB3, matplotlib) happen inside ``run`` so ``dcops --help`` stays instant.
@@ -18,7 +18,6 @@ Heavy imports (torch, SB3, matplotlib) happen inside ``run`` so ``dcops --help``
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 from dcops.command import Command
@@ -182,20 +181,26 @@ def _run_tune_family(args: argparse.Namespace) -> int:
 
 
 def _tune_v2_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", default="all",
+                        help="a v1 cooling task id, eval_family_v1, or all (default: every one)")
     parser.add_argument("--out", default=str(_PACKAGE_ROOT / "agents" / "cooling" / "rule_v2_tuned.json"),
-                        help="where to write the tuned parameters")
-    parser.add_argument("--workers", type=int, default=2, help="processes for the grid")
+                        help="where to write the tuned parameters (other targets' entries are kept)")
+    parser.add_argument("--workers", type=int, default=2, help="processes")
 
 
 def _run_tune_v2(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from dcops.training.cooling.tune_rule_v2 import GRID, tune, write_tuned
+    from dcops.training.cooling.tune_rule_v2 import targets, tune, write_tuned
 
-    with tqdm(total=math.prod(len(v) for v in GRID.values()), desc="tune-rule-v2", unit="setting") as bar:
-        result = tune(args.workers, progress=lambda _: bar.update(1))
-    write_tuned(result, Path(args.out))
-    print(f"{result['params']}\n{result['tuning_result']}\nwrote {args.out}")
+    chosen = targets() if args.target == "all" else [args.target]
+    results = {}
+    for target in chosen:
+        with tqdm(desc=f"tune-rule-v2 {target}", unit="setting") as bar:
+            results[target] = tune(target, args.workers, progress=lambda _: bar.update(1))
+        print(f"{target}: {results[target]['params']}\n  {results[target]['tuning_result']}")
+        write_tuned({target: results[target]}, Path(args.out))  # after each target: an interrupted run keeps it
+    print(f"wrote {args.out}")
     return 0
 
 
@@ -209,6 +214,6 @@ COMMANDS = [
             _tune_task_arguments, _run_tune_task),
     Command("tune-rule-family", "Tune the rule-based controller for the PPO evaluation family on tuning seeds",
             _tune_family_arguments, _run_tune_family),
-    Command("tune-rule-v2", "Tune the plant v2 rule (every plant-side control) for the v2 evaluation family on "
-            "tuning seeds", _tune_v2_arguments, _run_tune_v2),
+    Command("tune-rule-v2", "Tune the plant v2 rule (every plant-side control) for each v1 cooling task and the v2 "
+            "evaluation family on tuning seeds", _tune_v2_arguments, _run_tune_v2),
 ]

@@ -53,13 +53,13 @@ def tune_task(task_id: str, seeds: tuple[int, ...] = TUNING_SEEDS, progress: boo
 
 
 def tune_all(out_path: Path, progress: bool = True) -> dict[str, Any]:
-    """Tune every cooling task and write the JSON file; return what was written."""
-    import dcops
+    """Tune every plant v0 cooling task and write the JSON file; return what was written."""
     from dcops.agents.cooling.rule_based import RuleBasedController
+    from dcops.cooling_env import TASKS
 
     result: dict[str, Any] = {"tuning_seeds": list(TUNING_SEEDS), "grid": {k: list(v) for k, v in GRID.items()}, "tasks": {}}
     defaults = asdict(RuleBasedController())
-    for task_id in (t for t in dcops.tasks() if t.startswith("cooling/")):
+    for task_id in TASKS:
         params, score = tune_task(task_id, progress=progress)
         result["tasks"][task_id] = {"params": {**{k: defaults[k] for k in GRID}, **params}, "tuning_score": score}
     out_path.write_text(json.dumps(result, indent=2) + "\n")

@@ -1,18 +1,22 @@
-"""Tune the plant v2 rule for the evaluation family, honestly (``dcops tune-rule-v2``).
+"""Tune the plant v2 rule, honestly, for each v1 cooling task and the v2 evaluation family (``dcops tune-rule-v2``).
 
 The baseline a learned controller and the clairvoyant bound are measured against is the best *rule* an operator
-could set for these sites and seasons, chosen by the criteria the evaluation uses: the least objective (cooling
-energy plus the server fan and leakage energy warm inlets add, ``dcops.cooling_env_v1``) with 0 minutes above
-32 °C in every episode and at most 1 % of zone-time above 27 °C, on :data:`TUNING_SEEDS` (disjoint from the
-evaluation seeds 0, 1, 2, …).
+could set for a task, chosen by the criteria the evaluation uses: the least objective ratio (the task's objective,
+``dcops.cooling_env_v1``, over its weather-and-load yardstick) with 0 minutes above 32 °C in every episode and at
+most 1 % of zone-time above 27 °C, on the target's tuning seeds (:data:`TUNING_SEEDS`: disjoint from the evaluation
+seeds 0, 1, 2, …). Targets (:func:`targets`): every registered v1 task (``cooling/..._v1``) and
+``eval_family_v1`` (the 16 cases of ``evaluation_case_spec``).
 
-1. **Grid** (:data:`GRID`, every combination, on every case of the family): supply air, chilled-water margin,
-   airflow margin, condenser-water approach, chilled-water ΔT and the stage-up load.
-2. **Refinement** (:data:`REFINE`: coordinate descent from the grid's winner over every parameter on wider value
-   lists, each value kept if it lowers the objective and stays feasible, passes repeated until one changes
-   nothing or :data:`MAX_PASSES`), so that no winner sits on the edge of a grid it could not leave.
+1. **Grid** (:data:`GRID`, every combination): supply air, chilled-water margin, airflow margin,
+   condenser-water approach, chilled-water ΔT and the stage-up load.
+2. **Refinement** (:data:`REFINE`): coordinate descent from the grid's winner over every parameter that acts on the
+   target (the storage parameters only where the plant has a tank) on wider value lists: each pass tries every
+   other value of one parameter (in parallel) and keeps the best if it lowers the objective and stays feasible;
+   passes repeat until one changes nothing or :data:`MAX_PASSES`. So no winner sits on the edge of a grid it could
+   not leave, and the winter-mode and storage rules are tuned like the rest.
 
-Writes ``agents/cooling/rule_v2_tuned.json`` (read by :meth:`RuleV2Controller.tuned`). About 10 minutes on 2 cores.
+Writes ``agents/cooling/rule_v2_tuned.json`` (read by :meth:`RuleV2Controller.tuned`), one entry per target, the
+others kept. About 40 minutes for every target on 2 cores.
 """
 
 from __future__ import annotations
@@ -21,12 +25,16 @@ import itertools
 import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-TUNING_SEEDS: tuple[int, ...] = (1000, 1001)
+FAMILY = "eval_family_v1"
+TUNING_SEEDS: dict[str, tuple[int, ...]] = {FAMILY: (1000, 1001)}
+"""Tuning seeds per target; a task not listed gets :data:`TASK_TUNING_SEEDS`."""
+TASK_TUNING_SEEDS: tuple[int, ...] = tuple(range(1000, 1008))
 GRID: dict[str, tuple[float, ...]] = {
     "supply_c": (18.0, 20.0, 22.0, 24.0, 26.0),
     "chw_margin_k": (0.0, 2.0, 4.0, 7.0),
@@ -36,39 +44,63 @@ GRID: dict[str, tuple[float, ...]] = {
     "stage_up_plr": (0.7, 0.95),
 }
 REFINE: dict[str, tuple[float, ...]] = {
-    "supply_c": (16.0, 18.0, 19.0, 20.0, 21.0, 22.0, 24.0, 26.0),
+    "supply_c": (16.0, 18.0, 19.0, 20.0, 21.0, 22.0, 23.0, 24.0, 26.0),
     "chw_margin_k": (0.0, 1.0, 2.0, 3.0, 5.0),
-    "airflow_margin": (0.7, 0.8, 0.85, 0.9, 0.95, 1.0, 1.1),
-    "inlet_target_c": (25.0, 26.0, 26.5, 27.0),
-    "fan_gain": (0.02, 0.05, 0.1, 0.2),
-    "tower_approach_k": (5.0, 6.0, 8.0, 10.0, 12.0, 15.0),
-    "stage_up_plr": (0.8, 0.9, 0.95, 1.0),
+    "airflow_margin": (0.7, 0.8, 0.85, 0.9, 0.95, 1.0, 1.1, 1.2, 1.35),
+    "inlet_target_c": (23.0, 24.0, 25.0, 26.0, 26.5, 27.0),
+    "fan_gain": (0.02, 0.05, 0.1, 0.2, 0.4),
+    "tower_approach_k": (3.0, 5.0, 6.0, 8.0, 10.0, 12.0, 15.0),
+    "stage_up_plr": (0.7, 0.8, 0.9, 0.95, 1.0),
     "stage_down_plr": (0.5, 0.6, 0.75, 0.85, 0.9),
     "chw_delta_t_k": (6.0, 8.0, 10.0, 12.0, 15.0),
     "econ_margin_k": (0.0, 1.0, 3.0, 5.0, 8.0),
     "fault_chw_c": (7.0, 10.0, 13.0, 16.0),
+    "free_wet_bulb_c": (-100.0, 0.0, 4.0, 8.0, 12.0),
+    "free_supply_c": (15.0, 16.0, 18.0, 20.0),
+    "free_airflow_margin": (0.5, 0.6, 0.7, 0.8, 0.9),
+    "tank_target_c": (6.0, 8.0, 10.0, 12.0, 14.0),
+    "tank_charge_price": (0.0, 0.08, 0.1, 0.14, 1.0),
+    "tank_discharge_price": (0.14, 0.2, 1.0),
+    "tank_charge_flow": (0.25, 0.5, 1.0),
+    "tank_discharge_flow": (0.25, 0.5, 1.0),
 }
+STORAGE_PARAMETERS = frozenset(name for name in REFINE if name.startswith("tank_"))
 MAX_PASSES = 4
 MAX_ZONE_TIME_ABOVE_27_PCT = 1.0
-FAMILY = "eval_family_v1"
 
 
-def family_cases() -> list[tuple[str, str, str]]:
-    from dcops.cooling_env_v1 import EVAL_SITES, FAULT_CASES, SEASONS
+def targets() -> list[str]:
+    """Every tuning target: the registered v1 tasks, then the evaluation family."""
+    from dcops.cooling_env_v1 import TASK_SPECS
 
-    return list(itertools.product(EVAL_SITES, SEASONS, FAULT_CASES))
+    return [*TASK_SPECS, FAMILY]
 
 
-def evaluate_parameters(params: dict[str, float], seeds: Sequence[int] = TUNING_SEEDS) -> dict[str, float]:
-    """The rule with ``params`` over every case and seed: mean objective ratio (objective / yardstick), mean
-    zone-time above 27 °C (%), worst minutes above 32 °C, mean score."""
+def _specs(target: str) -> list[Any]:
+    from dcops.cooling_env_v1 import EVAL_SITES, FAULT_CASES, SEASONS, TASK_SPECS, evaluation_case_spec
+
+    if target == FAMILY:
+        return [evaluation_case_spec(*case) for case in itertools.product(EVAL_SITES, SEASONS, FAULT_CASES)]
+    if target not in TASK_SPECS:
+        raise KeyError(f"unknown tuning target {target!r}; known: {', '.join(targets())}")
+    return [TASK_SPECS[target]()]
+
+
+def tuning_seeds(target: str) -> tuple[int, ...]:
+    return TUNING_SEEDS.get(target, TASK_TUNING_SEEDS)
+
+
+def evaluate_parameters(params: dict[str, float], target: str = FAMILY,
+                        seeds: Sequence[int] | None = None) -> dict[str, float]:
+    """The rule with ``params`` over every case of ``target`` and seed: mean objective ratio (objective /
+    yardstick), mean zone-time above 27 °C (%), worst minutes above 32 °C, mean score."""
     from dcops.agents.cooling.rule_v2 import RuleV2Controller, run_controller_v2
-    from dcops.cooling_env_v1 import CoolingEnvV1, evaluation_case_spec
+    from dcops.cooling_env_v1 import CoolingEnvV1
 
     rows = []
-    for case in family_cases():
-        env = CoolingEnvV1(evaluation_case_spec(*case))
-        for seed in seeds:
+    for spec in _specs(target):
+        env = CoolingEnvV1(spec)
+        for seed in seeds if seeds is not None else tuning_seeds(target):
             r = run_controller_v2(env, RuleV2Controller(**params), seed)
             minutes = env.task.n_steps * env.task.dt_s / 60.0
             rows.append((r["objective"] / r["reference"], 100.0 * float(np.mean(r["minutes_above_27"])) / minutes,
@@ -82,17 +114,25 @@ def feasible(result: dict[str, float]) -> bool:
     return result["worst_minutes_above_32"] == 0.0 and result["zone_time_above_27_pct"] <= MAX_ZONE_TIME_ABOVE_27_PCT
 
 
-def _better(a: dict[str, float] | None, b: dict[str, float]) -> bool:
-    """Whether result ``b`` beats ``a``: feasible first, then the lower objective ratio."""
-    if a is None:
-        return True
-    return (feasible(b), -b["objective_ratio"]) > (feasible(a), -a["objective_ratio"])
+def _rank(result: dict[str, float]) -> tuple[bool, float, float]:
+    """Feasible first, then the lower objective ratio; among infeasible ones, the less zone-time above 27 °C."""
+    if feasible(result):
+        return (True, -result["objective_ratio"], 0.0)
+    return (False, -result["zone_time_above_27_pct"] - 100.0 * result["worst_minutes_above_32"],
+            -result["objective_ratio"])
 
 
-def tune(workers: int = 2, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """Run the grid and the refinement (module docstring); return the winner and its tuning figures."""
+def _acting_parameters(target: str) -> list[str]:
+    """The refinement's parameters for ``target``: the storage rules only where its plant has a tank."""
+    has_tank = any(spec.plant.tank.installed for spec in _specs(target))
+    return [name for name in REFINE if has_tank or name not in STORAGE_PARAMETERS]
+
+
+def tune(target: str = FAMILY, workers: int = 2, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """Run the grid and the refinement (module docstring) for one target; return the winner and its figures."""
     from dcops.agents.cooling.rule_v2 import RuleV2Controller
 
+    evaluate = partial(evaluate_parameters, target=target)
     defaults = RuleV2Controller().parameters()
     names = list(GRID)
     combos = [dict(defaults, **dict(zip(names, values, strict=True)))
@@ -100,33 +140,39 @@ def tune(workers: int = 2, progress: Callable[[str], None] | None = None) -> dic
     best_params: dict[str, float] = defaults
     best: dict[str, float] | None = None
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        for params, result in zip(combos, pool.map(evaluate_parameters, combos, chunksize=4), strict=True):
+        for params, result in zip(combos, pool.map(evaluate, combos, chunksize=4), strict=True):
             if progress:
                 progress("grid")
-            if _better(best, result):
+            if best is None or _rank(result) > _rank(best):
                 best, best_params = result, params
-    for _ in range(MAX_PASSES):
-        changed = False
-        for name, values in REFINE.items():
-            for value in values:
-                if value == best_params[name]:
-                    continue
-                trial = dict(best_params, **{name: value})
-                result = evaluate_parameters(trial)
-                if progress:
-                    progress("refine")
-                if _better(best, result):
-                    best, best_params, changed = result, trial, True
-        if not changed:
-            break
-    return {"params": best_params, "tuning_result": best, "grid_size": len(combos)}
+        assert best is not None
+        for _ in range(MAX_PASSES):
+            changed = False
+            for name in _acting_parameters(target):
+                trials = [dict(best_params, **{name: v}) for v in REFINE[name] if v != best_params[name]]
+                for trial, result in zip(trials, pool.map(evaluate, trials), strict=True):
+                    if progress:
+                        progress("refine")
+                    if _rank(result) > _rank(best):
+                        best, best_params, changed = result, trial, True
+            if not changed:
+                break
+    return {"params": best_params, "tuning_result": best, "grid_size": len(combos),
+            "tuning_seeds": list(tuning_seeds(target))}
 
 
-def write_tuned(result: dict[str, Any], out: Path) -> None:
-    """Write the tuned parameters where :meth:`RuleV2Controller.tuned` reads them."""
+def write_tuned(results: dict[str, dict[str, Any]], out: Path) -> None:
+    """Write the tuned parameters where :meth:`RuleV2Controller.tuned` reads them: ``results`` (target → the
+    :func:`tune` result) replace those targets' entries; every other target already in ``out`` is kept."""
+    families: dict[str, Any] = {}
+    if out.is_file():
+        families = json.loads(out.read_text()).get("families", {})
+    for target, result in results.items():
+        families[target] = {"params": result["params"], "tuning_result": result["tuning_result"],
+                            "tuning_seeds": result["tuning_seeds"]}
     document = {
-        "command": "dcops tune-rule-v2", "tuning_seeds": list(TUNING_SEEDS),
+        "command": "dcops tune-rule-v2 --target all",
         "grid": {k: list(v) for k, v in GRID.items()}, "refine": {k: list(v) for k, v in REFINE.items()},
-        "families": {FAMILY: {"params": result["params"], "tuning_result": result["tuning_result"]}},
+        "families": {t: families[t] for t in sorted(families)},
     }
     out.write_text(json.dumps(document, indent=2) + "\n")
