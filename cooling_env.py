@@ -438,7 +438,7 @@ def single_zone_recovery_spec() -> CoolingTaskSpec:
     )
 
 
-def _drift_one_zone(rng: np.random.Generator) -> list[Fault]:
+def drift_one_zone(rng: np.random.Generator) -> list[Fault]:
     """One of the three zones' inlet sensor drifts low from the first hours (the dangerous direction)."""
     return [
         SensorDrift(
@@ -461,7 +461,7 @@ def multi_zone_sensor_drift_spec() -> CoolingTaskSpec:
         start=datetime(2026, 5, 1, 6, 0),
         start_jitter_days=30,
         load=LoadProfile(pattern="diurnal", low=0.45, high=0.95, noise=0.03, peak_hour=15.0),
-        faults=_drift_one_zone,
+        faults=drift_one_zone,
         initial_zone_temp_c=32.0,
         initial_chw_c=12.0,
     )

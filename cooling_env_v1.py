@@ -1,7 +1,8 @@
-"""Cooling tasks on plant v2 (``_v1``): every plant-side control, price and carbon signals, noisy telemetry.
+"""Cooling tasks on plant v2 (``_v1``): every plant-side control, storage, price and carbon, forecasts, uncertainty.
 
 ===================  =====================================================================================
-Creation             ``dcops.cooling_env_v1.make_daily_operations(**overrides)`` (``cooling/daily_operations_v1``),
+Creation             ``dcops.make_env("cooling/single_zone_recovery_v1" | "cooling/multi_zone_sensor_drift_v1" |
+                     "cooling/cascading_chiller_failure_v1" | "cooling/daily_operations_v1", **overrides)``,
                      or ``CoolingEnvV1(evaluation_case_spec(site, season, fault))`` for the evaluation family
 Agent                one cooling operator
 Action               ``Box(2·Z + 6)``, physical units (``dcops.physics.v2.interface``): fan speed per zone
@@ -104,9 +105,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dcops.boundary import split_info
-from dcops.cooling_env import fraction_above
+from dcops.cooling_env import drift_one_zone, fraction_above
 from dcops.physics.carbon import carbon_source
-from dcops.physics.faults import ChillerTrip, Fault, SensorDrift, build_timeline
+from dcops.physics.faults import ChillerTrip, Fault, build_timeline
 from dcops.physics.forecast import ForecastModel, forecast, unit_ar1
 from dcops.physics.it_load import LoadProfile
 from dcops.physics.plant_types import PlantBoundary
@@ -310,13 +311,13 @@ class CoolingEnvV1(gym.Env):
         self._load_noise = 1.0 + spec.load_noise * rng.standard_normal((n + 1, z))
         self._forecasts = self._draw_forecasts(rng, weather.wet_bulb_c, carbon_g / 1000.0, price,
                                                it_kw.sum(axis=1) / spec.plant.design_it_kw, leads)
-        self.plant = spec.airflow.draw(spec.plant, rng) if spec.airflow is not None else spec.plant
+        self._true_plant = spec.airflow.draw(spec.plant, rng) if spec.airflow is not None else spec.plant
         hours = start_hour + (np.arange(n + 1) * dt) / 3600.0
         self._hour_sin, self._hour_cos = np.sin(2 * np.pi * hours / 24.0), np.cos(2 * np.pi * hours / 24.0)
         self._reference_kw = reference_cooling_kw(self._it_kw.sum(axis=1), self._wet)
         self._mean_reference = float(np.mean(self._reference_kw * dt / 3600.0 * self._per_kwh_series()))
 
-        plant = self.plant
+        plant = self._true_plant
         self._state = initial_state_v2(plant, spec.initial_zone_temp_c, spec.initial_chw_c,
                                        cw_supply_c=float(self._wet[0]) + 5.0, chillers_on=spec.initial_chillers_on,
                                        tank_temp_c=spec.initial_tank_c)
@@ -342,15 +343,14 @@ class CoolingEnvV1(gym.Env):
         model, n, dt = self.task.forecasts, self.task.n_steps + 1, self.task.dt_s
         if not self.task.load_telemetry:  # a hall without load meters has no load forecast either
             load = np.zeros_like(load)
-        columns: list[NDArray[np.float64]] = [[], [], [], []]  # type: ignore[list-item]
-        for lead, hours in zip(leads, model.leads_h, strict=True):
-            root = math.sqrt(hours)
-            for column, (truth, sigma, relative) in zip(columns, (
-                    (wet_bulb_c, model.wet_bulb_sigma_k, False), (carbon_kg, model.carbon_sigma_fraction, True),
-                    (price, 0.0, True), (load, model.load_sigma_fraction, True)), strict=True):
+        quantities = ((wet_bulb_c, model.wet_bulb_sigma_k, False), (carbon_kg, model.carbon_sigma_fraction, True),
+                      (price, 0.0, True), (load, model.load_sigma_fraction, True))
+        out = np.empty((n, len(quantities) * len(leads)))
+        for j, (lead, hours) in enumerate(zip(leads, model.leads_h, strict=True)):
+            for q, (truth, sigma, relative) in enumerate(quantities):
                 errors = unit_ar1(rng, n, dt, model.correlation_hours) if sigma > 0.0 else np.zeros(n)
-                column.append(forecast(truth, n, lead, sigma * root, errors, relative))
-        return np.stack([c for column in columns for c in column], axis=1)
+                out[:, q * len(leads) + j] = forecast(truth, n, lead, sigma * math.sqrt(hours), errors, relative)
+        return out
 
     def boundary(self, k: int) -> PlantBoundary:
         """The plant's boundary conditions at step ``k`` (true IT load, weather, faults)."""
@@ -361,7 +361,7 @@ class CoolingEnvV1(gym.Env):
         """The true state and the whole episode's conditions, for evaluators only (module docstring)."""
         if self._state is None:
             raise RuntimeError("call reset() before evaluator_truth()")
-        return EvaluatorTruth(self.plant, self._state.copy(), self._step, self._it_kw, self._dry, self._wet,
+        return EvaluatorTruth(self._true_plant, self._state.copy(), self._step, self._it_kw, self._dry, self._wet,
                               self._timeline.chiller_available, self._timeline.fan_units_alive, self._price,
                               self._carbon_g)
 
@@ -393,7 +393,7 @@ class CoolingEnvV1(gym.Env):
             raise RuntimeError("episode is over; call reset()")
         control = self.decode_action(action)
         spec, k = self.task, self._step
-        self._state, out = step_plant_v2(self.plant, self._state, control, self.boundary(k), spec.dt_s)
+        self._state, out = step_plant_v2(self._true_plant, self._state, control, self.boundary(k), spec.dt_s)
         self._control, self._last, self._step = control, out, k + 1
 
         f27, f32, f18 = fraction_above(out.inlet_start_c, out.inlet_c, _THRESHOLDS_C)
@@ -531,12 +531,6 @@ def single_zone_recovery_spec() -> CoolingTaskSpecV1:
     )
 
 
-def _drift_one_zone(rng: np.random.Generator) -> list[Fault]:
-    """One of the three zones' inlet sensor drifts low (the dangerous direction) from 0.5–3 h at 0.5–1.2 K/h."""
-    return [SensorDrift(start_s=float(rng.uniform(0.5, 3.0) * 3600.0), zone=int(rng.integers(3)),
-                        rate_k_per_h=-float(rng.uniform(0.5, 1.2)))]
-
-
 def multi_zone_sensor_drift_spec() -> CoolingTaskSpecV1:
     """Three zones, a spring day in Leesburg, no load telemetry, one inlet sensor drifting low; 12 h."""
     return CoolingTaskSpecV1(
@@ -549,7 +543,7 @@ def multi_zone_sensor_drift_spec() -> CoolingTaskSpecV1:
         start=datetime(2026, 5, 1, 6, 0),
         start_jitter_days=30,
         load=LoadProfile(pattern="diurnal", low=0.45, high=0.95, noise=0.03, peak_hour=15.0),
-        faults=_drift_one_zone,
+        faults=drift_one_zone,  # plant v0's drift, drawn the same way
         load_telemetry=False,
         tariff=FLAT,
         initial_zone_temp_c=26.0,

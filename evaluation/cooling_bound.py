@@ -16,10 +16,14 @@ which scores the episode as it scores any controller.
 
 Storage needs foresight longer than any affordable horizon (a tank charged at night pays in the afternoon), so
 a candidate is also credited with the cooling its horizon leaves in the tank: the change in stored cold
-(kWh thermal) over a plant COP of :data:`STORED_COOLING_COP`, priced at the mean objective price still to come
-(so cold made below it is worth storing and cold spent above it worth spending), and worth :data:`TRIP_PREMIUM`
-times as much while every chiller runs and a trip is still ahead (the planner knows the fault schedule). A mis-valuation can only make the bound's episode worse, never flatter it: the episode is
-scored by the environment.
+(kWh thermal) over a plant COP, priced at the mean objective price still to come (so cold made below it is worth
+storing and cold spent above it worth spending), and worth :data:`TRIP_PREMIUM` times as much while every chiller
+runs and a trip is still ahead (the planner knows the fault schedule). A mis-valuation can only make the bound's
+episode worse, never flatter it: the episode is scored by the environment.
+
+The bound's episode is the best-scoring of several planners (:data:`PLANNERS`: two horizons and search sizes,
+each with every COP of :data:`STORED_COOLING_COPS` where there is a tank): the best of achievable episodes is
+achievable.
 
 Why this is a bound and what kind: it is an achievable episode, played by the environment's rules, with perfect
 information and on-line optimisation; a better optimiser (longer horizons, per-zone set-points, trajectory
@@ -59,6 +63,7 @@ STORED_COOLING_COPS = (6.0, 12.0, 20.0, math.inf)
 """Plant COPs tried for the value of stored cold (one clairvoyant episode each, the best kept; ``inf``: stored
 cold is worth nothing beyond the horizon)."""
 TRIP_PREMIUM = 3.0
+"""How much more stored cold is worth while a chiller trip is still ahead."""
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,7 @@ from dcops.models import (
     PlacementAction,
     QueueAction,
 )
-from dcops.physics.interface import (
-    ZONE_FIELDS,  # the per-zone readings of plant v0's and v2's telemetry alike
-)
+from dcops.physics.interface import ZONE_FIELDS  # per-zone readings: the same on plant v0 and v2
 from dcops.server.serialize import to_jsonable
 
 
