@@ -8,6 +8,7 @@ from dcops.agents.cooling.base import ControllerContext, CoolingController
 from dcops.agents.cooling.factory import COOLING_CONTROLLERS, make_cooling_controller
 from dcops.agents.cooling.pid import PIDController
 from dcops.agents.cooling.ppo import PPOController
+from dcops.agents.cooling.ppo_v2 import PPOControllerV2
 from dcops.agents.cooling.rule_based import RuleBasedController
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "CoolingController",
     "PIDController",
     "PPOController",
+    "PPOControllerV2",
     "RuleBasedController",
     "make_cooling_controller",
 ]

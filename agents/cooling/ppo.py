@@ -288,8 +288,9 @@ class NumpyPolicy:
         np.savez_compressed(path, **arrays)
 
     @classmethod
-    def from_npz(cls, source: Any) -> NumpyPolicy:
-        """Read the arrays (``np.load(allow_pickle=False)``: no code is ever unpickled)."""
+    def from_npz(cls, source: Any, n_features: int = N_FEATURES, n_actions: int = N_ACTIONS) -> NumpyPolicy:
+        """Read the arrays (``np.load(allow_pickle=False)``: no code is ever unpickled) of a policy with
+        ``n_features`` inputs and ``n_actions`` outputs (by default this module's controller's)."""
         with np.load(source, allow_pickle=False) as data:
             n = int(data["n_layers"])
             policy = cls(
@@ -300,10 +301,10 @@ class NumpyPolicy:
                 biases=tuple(data[f"b{i}"].astype(np.float64) for i in range(n)),
                 obs_epsilon=float(data["obs_epsilon"]),
             )
-        if policy.obs_mean.shape != (N_FEATURES,) or policy.weights[0].shape[0] != N_FEATURES:
-            raise ValueError(f"policy expects {policy.weights[0].shape[0]} features, this runtime builds {N_FEATURES}")
-        if policy.weights[-1].shape[1] != N_ACTIONS:
-            raise ValueError(f"policy has {policy.weights[-1].shape[1]} actions, this runtime maps {N_ACTIONS}")
+        if policy.obs_mean.shape != (n_features,) or policy.weights[0].shape[0] != n_features:
+            raise ValueError(f"policy expects {policy.weights[0].shape[0]} features, this runtime builds {n_features}")
+        if policy.weights[-1].shape[1] != n_actions:
+            raise ValueError(f"policy has {policy.weights[-1].shape[1]} actions, this runtime maps {n_actions}")
         return policy
 
 

@@ -73,6 +73,7 @@ class ControllerContextV2:
     dt_s: float
     load_telemetry: bool = True
     tank_max_flow_kg_s: float = 0.0
+    objective: str = "energy"
 
     @property
     def n_zones(self) -> int:
@@ -83,15 +84,15 @@ class ControllerContextV2:
         return self.tank_max_flow_kg_s > 0.0
 
     @classmethod
-    def from_plant(cls, plant: PlantV2Config, zone_weights: Any, dt_s: float,
-                   load_telemetry: bool = True) -> ControllerContextV2:
+    def from_plant(cls, plant: PlantV2Config, zone_weights: Any, dt_s: float, load_telemetry: bool = True,
+                   objective: str = "energy") -> ControllerContextV2:
         """The nameplate of ``plant`` (its per-zone bypass and recirculation are never read: they are not on any
-        nameplate)."""
+        nameplate) and what the operator is asked to minimise."""
         tank = plant.tank.max_flow_kg_s if plant.tank.installed else 0.0
         return cls(np.asarray(plant.zone_design_it_kw, dtype=np.float64), np.asarray(zone_weights, dtype=np.float64),
                    np.asarray(plant.crah_max_airflow_kg_s, dtype=np.float64), plant.server_delta_t_k,
                    plant.n_chillers, plant.chiller.reference_capacity_kw, plant.chw_design_flow_kg_s, dt_s,
-                   load_telemetry, tank)
+                   load_telemetry, tank, objective)
 
 
 @dataclass
@@ -125,18 +126,10 @@ class RuleV2Controller:
         self._staged = float(context.n_chillers)
         self._winter = False
 
-    def _it_kw(self, t: TelemetryV2) -> NDArray[np.float64]:
-        """The IT load per zone, kW: reported, or estimated from the air side where the hall has no meters."""
-        ctx = self.context
-        if ctx.load_telemetry:
-            return t.load_fraction * ctx.zone_design_it_kw
-        airflow = t.fan_speed * ctx.crah_max_airflow_kg_s
-        return np.maximum(airflow * CP_AIR_KJ_PER_KG_K * (t.return_c - t.supply_c), 0.0)
-
     def act(self, telemetry: NDArray[np.float32]) -> NDArray[np.float32]:
         ctx = self.context
         t = TelemetryV2.parse(telemetry, ctx.n_zones)
-        it_kw = self._it_kw(t)
+        it_kw = it_load_kw(t, ctx)
         if self._winter:
             self._winter = t.wet_bulb_c < self.free_wet_bulb_c + 0.5
         else:
@@ -206,6 +199,15 @@ class RuleV2Controller:
         return {k: v for k, v in asdict(self).items() if k != "name"}
 
 
+def it_load_kw(t: TelemetryV2, context: ControllerContextV2) -> NDArray[np.float64]:
+    """The IT load per zone, kW: reported, or estimated from the air side where the hall has no meters
+    (``m·c_p·(T_return − T_supply)`` with the nameplate airflow at the current fan speed)."""
+    if context.load_telemetry:
+        return t.load_fraction * context.zone_design_it_kw
+    airflow = t.fan_speed * context.crah_max_airflow_kg_s
+    return np.maximum(airflow * CP_AIR_KJ_PER_KG_K * (t.return_c - t.supply_c), 0.0)
+
+
 @cache
 def _tuned() -> dict[str, Any]:
     path = resources.files("dcops.agents.cooling").joinpath(TUNED_FILE)
@@ -215,7 +217,8 @@ def _tuned() -> dict[str, Any]:
 def controller_context_v2(env: Any) -> ControllerContextV2:
     """The nameplate facts of a v1 cooling env's plant (the task's nameplate plant, never the episode's truth)."""
     spec = env.unwrapped.task
-    return ControllerContextV2.from_plant(spec.plant, spec.zone_weights, spec.dt_s, spec.load_telemetry)
+    return ControllerContextV2.from_plant(spec.plant, spec.zone_weights, spec.dt_s, spec.load_telemetry,
+                                          spec.objective)
 
 
 def run_controller_v2(env: Any, controller: Any, seed: int) -> dict[str, Any]:

@@ -153,6 +153,36 @@ def _run_cluster(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train_v2_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--timesteps", type=int, default=None, help="PPO environment steps (default: the recipe's)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of torch, SB3 and the scenario generators")
+    parser.add_argument("--max-minutes", type=float, default=None,
+                        help="wall-clock budget in minutes (default: the recipe's; 0 for none)")
+    parser.add_argument("--out", default="runs/cooling_v2/policy",
+                        help="output folder (the shipped policy lives in agents/cooling/weights)")
+    parser.add_argument("--tensorboard", default="runs/cooling_v2", help="TensorBoard log folder ('' for none)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+
+def _run_train_v2(args: argparse.Namespace) -> int:
+    from dcops.training.cooling.ppo_v2 import CoolingPPOV2Config, train_cooling_ppo_v2
+
+    config = CoolingPPOV2Config(seed=args.seed)
+    if args.timesteps is not None:
+        config.timesteps = args.timesteps
+    if args.max_minutes is not None:
+        config.max_minutes = args.max_minutes or None
+    record = train_cooling_ppo_v2(config, out=args.out, tensorboard_log=args.tensorboard or None,
+                                  progress_bar=not args.no_progress)
+    v = record["validation_of_selected"]
+    print(f"trained {record['timesteps_trained']} steps in {record['wall_time_s'] / 60:.1f} min; kept the checkpoint "
+          f"at {record['timesteps_selected']} steps")
+    print(f"validation: objective ratio {v['objective_ratio']:.3f}, zone-time > 27 °C "
+          f"{v['zone_time_above_27_pct']:.2f} %, worst zone minutes > 32 °C {v['worst_minutes_above_32']:.1f}")
+    print(f"wrote {args.out}/ppo_cooling_v2.npz (.json, .zip, _vecnormalize.pkl, learning_curve_v2.csv)")
+    return 0
+
+
 def _tune_task_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=str(_PACKAGE_ROOT / "agents" / "cooling" / "rule_tuned.json"),
                         help="where to write the tuned parameters")
@@ -206,6 +236,8 @@ def _run_tune_v2(args: argparse.Namespace) -> int:
 
 COMMANDS = [
     Command("train-cooling", "Train the PPO cooling policy (SB3) and export it to numpy", _train_arguments, _run_train),
+    Command("train-cooling-v2", "Train the plant v2 PPO cooling policy (SB3) on the v1 tasks, the v2 family and "
+            "randomised plants, and export it", _train_v2_arguments, _run_train_v2),
     Command("eval-cooling", "Compare PPO, the tuned rule and the PID on the cooling evaluation family (markdown, PNG)",
             _eval_arguments, _run_eval),
     Command("eval-cooling-cluster", "Compare PPO and the rule-based controllers on the cluster plant "

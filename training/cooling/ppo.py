@@ -35,6 +35,7 @@ import csv
 import json
 import platform
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -184,22 +185,30 @@ def selection_key(v: dict[str, float]) -> tuple[float, float]:
     return (1.0, 100.0 * v["worst_minutes_above_32"] + v["zone_time_above_27_pct_normal"])
 
 
-class _SelectAndBudget(BaseCallback):
-    """Validates every ``eval_every`` steps, keeps the best checkpoint, stops once the time budget is spent."""
+class SelectAndBudget(BaseCallback):
+    """Validates every ``eval_every`` steps, keeps the best checkpoint, stops once the time budget is spent.
 
-    def __init__(self, config: CoolingPPOConfig, out: Path, start_time: float) -> None:
+    :param validate: the exported numpy policy → validation figures.
+    :param key: validation figures → a sort key (the least is kept).
+    :param names: file names of the kept checkpoint: the numpy ``.npz``, SB3's ``.zip``, the learning curve
+        ``.csv`` and (None: not saved) the ``VecNormalize`` statistics ``.pkl``.
+    """
+
+    def __init__(self, eval_every: int, max_minutes: float | None, out: Path, start_time: float,
+                 validate: Callable[[NumpyPolicy], dict[str, float]], key: Callable[[dict[str, float]], Any],
+                 names: tuple[str, str, str, str | None] = (NPZ_NAME, ZIP_NAME, CURVE_NAME, None)) -> None:
         super().__init__()
-        self.config = config
+        self.eval_every, self.max_minutes = eval_every, max_minutes
         self.out = out
         self.start_time = start_time
-        self.next_eval = config.eval_every
-        self.best: tuple[tuple[float, float], int, dict[str, float]] | None = None
+        self.validate, self.key, self.names = validate, key, names
+        self.next_eval = eval_every
+        self.best: tuple[Any, int, dict[str, float]] | None = None
         self.curve: list[dict[str, float]] = []
         self.stopped_by_budget = False
 
     def _on_step(self) -> bool:
-        budget = self.config.max_minutes
-        if budget is not None and time.time() - self.start_time > 60.0 * budget:
+        if self.max_minutes is not None and time.time() - self.start_time > 60.0 * self.max_minutes:
             self.stopped_by_budget = True
             return False  # SB3 ends learn() when a callback's step returns False
         return True
@@ -208,11 +217,12 @@ class _SelectAndBudget(BaseCallback):
         venv = self.model.get_env()
         assert isinstance(venv, VecNormalize)
         policy = _export(self.model, venv)
-        v = validate(policy, self.config.validation_seeds)
-        key = selection_key(v)
+        v = self.validate(policy)
+        key = self.key(v)
         point = {"timesteps": float(self.num_timesteps), "wall_s": time.time() - self.start_time, **v}
         self.curve.append(point)
-        with (self.out / CURVE_NAME).open("a" if len(self.curve) > 1 else "w", newline="") as handle:
+        npz, zip_name, curve, stats = self.names
+        with (self.out / curve).open("a" if len(self.curve) > 1 else "w", newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=list(point))
             if len(self.curve) == 1:
                 writer.writeheader()
@@ -221,12 +231,14 @@ class _SelectAndBudget(BaseCallback):
             self.logger.record(f"validation/{k}", value)
         if self.best is None or key < self.best[0]:
             self.best = (key, self.num_timesteps, v)
-            policy.save(self.out / NPZ_NAME)
-            self.model.save(self.out / ZIP_NAME)
+            policy.save(self.out / npz)
+            self.model.save(self.out / zip_name)
+            if stats is not None:
+                venv.save(str(self.out / stats))
 
     def _on_rollout_end(self) -> None:
         if self.num_timesteps >= self.next_eval:
-            self.next_eval += self.config.eval_every
+            self.next_eval += self.eval_every
             self.evaluate_now()
 
 
@@ -260,7 +272,8 @@ def train_cooling_ppo(config: CoolingPPOConfig | None = None, out: str | Path = 
         bias = SupervisoryActionMap().normalised(*config.initial_setpoints)
         with torch.no_grad():
             model.policy.action_net.bias.copy_(torch.as_tensor(bias, dtype=torch.float32))
-    select = _SelectAndBudget(config, out, start)
+    select = SelectAndBudget(config.eval_every, config.max_minutes, out, start,
+                             lambda policy: validate(policy, config.validation_seeds), selection_key)
     callbacks: list[BaseCallback] = [select]
     if progress_bar:
         callbacks.append(ProgressBarCallback())

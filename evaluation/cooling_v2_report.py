@@ -1,0 +1,179 @@
+"""``dcops eval-cooling-v2``: the plant v2 PPO controller beside the tuned rules and the clairvoyant bound.
+
+For every registered v1 cooling task and every case of the v2 evaluation family, on evaluation seeds 0..N−1
+(never used for training, tuning or checkpoint selection), these controllers play the same episodes:
+
+- ``ppo_v2``: the shipped plant v2 PPO controller (:class:`~dcops.agents.cooling.ppo_v2.PPOControllerV2`), one set
+  of weights for every task and case;
+- ``rule (task-tuned)``: :meth:`RuleV2Controller.tuned(task) <dcops.agents.cooling.rule_v2.RuleV2Controller.tuned>`
+  (for a family case: the family-tuned rule);
+- ``rule (family-tuned)``: the family-tuned rule on every task (the rule PPO's supervisor drives);
+- ``clairvoyant bound``: read from ``reports/cooling/v2_bound.csv`` (``dcops cooling-bound``, same seeds).
+
+Per task and case: score, objective over its yardstick, cooling energy (kWh), facility cost ($) and carbon (kg),
+the worst zone's minutes above 27 and 32 °C, and the largest rate of change of a true inlet (K/h, over one step;
+ASHRAE's limit is 20 K/h). Writes ``reports/cooling/v2_ppo.md`` and ``v2_ppo.csv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dcops.command import Command, print_and_write
+
+FAMILY = "eval_family_v1"
+CONTROLLERS = ("ppo_v2", "rule (task-tuned)", "rule (family-tuned)")
+BOUND_CSV = Path(__file__).resolve().parents[1] / "reports" / "cooling" / "v2_bound.csv"
+
+
+def play(env: Any, controller: Any, seed: int) -> dict[str, Any]:
+    """One episode of a v1 cooling env (made with ``diagnostics=True``) under a v2 controller: its summary plus
+    the largest step-to-step rate of change of a true inlet, K/h."""
+    from dcops.agents.cooling.rule_v2 import controller_context_v2
+
+    observation, info = env.reset(seed=seed)
+    controller.reset(controller_context_v2(env))
+    previous = np.asarray(info["inlet_c"], dtype=np.float64)
+    per_hour = 3600.0 / env.unwrapped.task.dt_s
+    max_rate, done = 0.0, False
+    while not done:
+        observation, _, done, _, info = env.step(controller.act(observation))
+        inlet = np.asarray(info["inlet_c"], dtype=np.float64)
+        max_rate = max(max_rate, float(np.max(np.abs(inlet - previous))) * per_hour)
+        previous = inlet
+    s = info["summary"]
+    return {"score": float(info["score"]), "objective_ratio": s["objective"] / s["reference"],
+            "cooling_kwh": s["cooling_kwh"], "cost_usd": s["cost_usd"], "carbon_kg": s["carbon_kg"],
+            "worst_minutes_above_27": float(max(s["minutes_above_27"])),
+            "worst_minutes_above_32": float(max(s["minutes_above_32"])), "max_inlet_rate_k_per_h": max_rate}
+
+
+def _rows(job: tuple[str, tuple[str, ...], int, str | None]) -> list[dict[str, Any]]:
+    from dcops.agents.cooling.ppo_v2 import PPOControllerV2
+    from dcops.agents.cooling.rule_v2 import RuleV2Controller
+    from dcops.cooling_env_v1 import TASK_SPECS, CoolingEnvV1, evaluation_case_spec
+
+    target, case, seed, weights = job
+    spec = evaluation_case_spec(*case) if target == FAMILY else TASK_SPECS[target]()
+    env = CoolingEnvV1(spec, diagnostics=True)
+    controllers = {
+        "ppo_v2": PPOControllerV2.from_file(weights) if weights else PPOControllerV2(),
+        "rule (task-tuned)": RuleV2Controller.tuned(target),
+        "rule (family-tuned)": RuleV2Controller.tuned(FAMILY),
+    }
+    name = "/".join(case) if target == FAMILY else target
+    return [{"target": target, "case": name, "seed": seed, "controller": c, **play(env, controller, seed)}
+            for c, controller in controllers.items()]
+
+
+def run(seeds: int, workers: int, weights: str | None = None) -> list[dict[str, Any]]:
+    from dcops.cooling_env_v1 import EVAL_SITES, FAULT_CASES, SEASONS, TASK_SPECS
+
+    jobs = [(task, (), seed, weights) for task in TASK_SPECS for seed in range(seeds)]
+    jobs += [(FAMILY, case, seed, weights) for case in itertools.product(EVAL_SITES, SEASONS, FAULT_CASES)
+             for seed in range(seeds)]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return [row for rows in pool.map(_rows, jobs) for row in rows]
+
+
+def bound_rows(path: Path = BOUND_CSV) -> dict[tuple[str, int], dict[str, float]]:
+    """The clairvoyant bound's episodes of ``dcops cooling-bound`` by (case, seed)."""
+    if not path.is_file():
+        return {}
+    with path.open() as handle:
+        return {(r["case"], int(r["seed"])): {"score": float(r["score"]),
+                                               "objective_ratio": float(r["objective"]) / float(r["reference"])}
+                for r in csv.DictReader(handle) if r["controller"] == "clairvoyant bound"}
+
+
+def markdown(rows: list[dict[str, Any]], seeds: int, weights_note: str) -> str:
+    bound = bound_rows()
+    by: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        by.setdefault((r["case"], r["controller"]), []).append(r)
+    mean = lambda case, c, key: float(np.mean([r[key] for r in by[(case, c)]]))  # noqa: E731
+    worst = lambda case, c, key: float(max(r[key] for r in by[(case, c)]))  # noqa: E731
+
+    def bound_mean(case: str, key: str) -> float | None:
+        values = [bound[(case, s)][key] for s in range(seeds) if (case, s) in bound]
+        return float(np.mean(values)) if len(values) == seeds else None
+
+    def table(cases: list[str], label: str) -> tuple[list[str], list[float], int, int]:
+        lines = [f"| {label} | PPO score | rule score | family rule score | bound score | PPO / rule objective "
+                 "(over yardstick) | PPO saving vs rule | PPO / rule cooling kWh | PPO / rule facility cost $ | PPO / rule facility carbon kg | "
+                 "worst min > 27 °C PPO / rule | > 32 °C PPO / rule | max inlet K/h PPO / rule |",
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        savings, score_wins, safe = [], 0, 0
+        for case in cases:
+            ppo, rule, family = "ppo_v2", "rule (task-tuned)", "rule (family-tuned)"
+            saving = 100.0 * (1.0 - mean(case, ppo, "objective_ratio") / mean(case, rule, "objective_ratio"))
+            savings.append(saving)
+            score_wins += mean(case, ppo, "score") >= mean(case, rule, "score")
+            safe += worst(case, ppo, "worst_minutes_above_32") == 0.0
+            b = bound_mean(case, "score")
+            lines.append(
+                f"| {case} | {mean(case, ppo, 'score'):.3f} | {mean(case, rule, 'score'):.3f} | "
+                f"{mean(case, family, 'score'):.3f} | {'–' if b is None else f'{b:.3f}'} | "
+                f"{mean(case, ppo, 'objective_ratio'):.3f} / {mean(case, rule, 'objective_ratio'):.3f} | "
+                f"{saving:.1f} % | {mean(case, ppo, 'cooling_kwh'):.0f} / {mean(case, rule, 'cooling_kwh'):.0f} | "
+                f"{mean(case, ppo, 'cost_usd'):.0f} / {mean(case, rule, 'cost_usd'):.0f} | "
+                f"{mean(case, ppo, 'carbon_kg'):.0f} / {mean(case, rule, 'carbon_kg'):.0f} | "
+                f"{worst(case, ppo, 'worst_minutes_above_27'):.0f} / {worst(case, rule, 'worst_minutes_above_27'):.0f} "
+                f"| {worst(case, ppo, 'worst_minutes_above_32'):.0f} / {worst(case, rule, 'worst_minutes_above_32'):.0f}"
+                f" | {worst(case, ppo, 'max_inlet_rate_k_per_h'):.1f} / "
+                f"{worst(case, rule, 'max_inlet_rate_k_per_h'):.1f} |")
+        return lines, savings, score_wins, safe
+
+    tasks = list(dict.fromkeys(r["case"] for r in rows if r["target"] != FAMILY))
+    cases = list(dict.fromkeys(r["case"] for r in rows if r["target"] == FAMILY))
+    task_lines, task_savings, task_wins, task_safe = table(tasks, "task")
+    case_lines, case_savings, case_wins, case_safe = table(cases, "case")
+    family_total = lambda c: sum(r["objective_ratio"] for r in rows if r["target"] == FAMILY and r["controller"] == c)  # noqa: E731
+    return (
+        "# The plant v2 PPO cooling controller against the tuned rules and the bound\n\n"
+        f"Made by `dcops eval-cooling-v2 --seeds {seeds}` (evaluation seeds 0–{seeds - 1}; {weights_note}). One "
+        "set of weights for every task and case. Objective = the task's own (cooling energy plus the server power "
+        "warm inlets add; × the price on the cost task), over its weather-and-load yardstick; the bound's scores "
+        "from `dcops cooling-bound` on the same seeds.\n\n"
+        f"**Tasks: PPO's score is at least the task-tuned rule's on {task_wins} of {len(tasks)}; its objective is "
+        f"{min(task_savings):+.1f} … {max(task_savings):+.1f} % against it (positive: PPO spends less); no minute "
+        f"above 32 °C on {task_safe} of {len(tasks)}.**\n\n" + "\n".join(task_lines) + "\n\n"
+        "## The evaluation family\n\n"
+        f"**PPO saves {np.mean(case_savings):.1f} % of the family-tuned rule's objective per case on average "
+        f"({min(case_savings):+.1f} … {max(case_savings):+.1f} %), "
+        f"{100.0 * (1.0 - family_total('ppo_v2') / family_total('rule (task-tuned)')):.1f} % of the summed ratios; "
+        f"its score is at least the rule's in {case_wins} of {len(cases)} cases; no minute above 32 °C in "
+        f"{case_safe}.**\n\n" + "\n".join(case_lines) + "\n"
+    )
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--seeds", type=int, default=5, help="evaluation seeds 0..N-1 per task and case")
+    parser.add_argument("--workers", type=int, default=2, help="processes")
+    parser.add_argument("--weights", default=None, help="a .npz of `dcops train-cooling-v2` (default: the shipped)")
+    parser.add_argument("--out", default="reports/cooling/v2_ppo.md", help="markdown report ('' for none)")
+
+
+def _run(args: argparse.Namespace) -> int:
+    rows = run(args.seeds, args.workers, args.weights)
+    note = f"weights {args.weights}" if args.weights else "the shipped weights, agents/cooling/weights/ppo_cooling_v2"
+    print_and_write(markdown(rows, args.seeds, note), args.out)
+    if args.out:
+        with open(Path(args.out).with_suffix(".csv"), "w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    return 0
+
+
+COMMANDS = [
+    Command("eval-cooling-v2", "The plant v2 PPO cooling controller against the tuned rules and the clairvoyant "
+            "bound on every v1 task and the v2 family (markdown, CSV)", _arguments, _run),
+]

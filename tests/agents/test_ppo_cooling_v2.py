@@ -1,0 +1,126 @@
+"""The plant v2 PPO cooling controller: the supervisor is the rule at the rule's action, the features and actions
+are what the docs say, the training environment's reward decomposes as documented, training runs and exports,
+and the numpy runtime plays exactly what SB3's own checkpoint predicts."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import dcops
+from dcops.agents.cooling.ppo_v2 import (
+    ACTION_NAMES_V2,
+    ACTION_RANGES,
+    FEATURE_NAMES_V2,
+    N_ACTIONS_V2,
+    N_FEATURES_V2,
+    FeatureBuilderV2,
+    PPOControllerV2,
+    SupervisorV2,
+    base_rule,
+    normalised_action,
+    physical_action,
+    rule_action,
+    shipped_metadata_v2,
+)
+from dcops.agents.cooling.rule_v2 import controller_context_v2, run_controller_v2
+from dcops.cooling_env_v1 import TASK_SPECS, CoolingEnvV1, evaluation_case_spec
+from dcops.physics.v2.interface import TelemetryV2
+
+
+class RuleActionSupervisor:
+    """The supervisor driven by the constant rule action (what an untrained policy starts from)."""
+
+    name = "supervised rule"
+
+    def reset(self, context) -> None:
+        self.supervisor = SupervisorV2()
+        self.supervisor.reset(context)
+
+    def act(self, observation):
+        return self.supervisor.setpoints(rule_action(), observation)
+
+
+@pytest.mark.parametrize("make", [lambda: dcops.make_env("cooling/multi_zone_sensor_drift_v1"),
+                                  lambda: CoolingEnvV1(evaluation_case_spec("chicago", "january", "normal"))])
+def test_at_the_rule_action_the_supervisor_is_the_family_tuned_rule(make):
+    env = make()
+    supervised = run_controller_v2(env, RuleActionSupervisor(), seed=3)
+    rule = run_controller_v2(env, base_rule(), seed=3)
+    assert supervised == rule
+
+
+def test_actions_map_to_their_documented_ranges_and_back():
+    assert len(ACTION_NAMES_V2) == N_ACTIONS_V2 == 7
+    low = physical_action(-np.ones(N_ACTIONS_V2))
+    high = physical_action(np.full(N_ACTIONS_V2, 3.0))  # clipped to +1
+    assert low == {k: v[0] for k, v in ACTION_RANGES.items()} and high == {k: v[1] for k, v in ACTION_RANGES.items()}
+    a = np.linspace(-0.9, 0.9, N_ACTIONS_V2)
+    np.testing.assert_allclose(normalised_action(physical_action(a)), a, atol=1e-12)
+    rule = base_rule()
+    values = physical_action(rule_action())
+    assert values["tank_flow"] == 0.0 and values["supply_c"] == pytest.approx(rule.supply_c)
+
+
+def test_features_reduce_over_zones_and_carry_what_the_operator_knows():
+    env = dcops.make_env("cooling/daily_operations_v1")
+    observation, _ = env.reset(seed=0)
+    context = controller_context_v2(env)
+    builder = FeatureBuilderV2()
+    builder.reset(context)
+    previous = np.linspace(-0.5, 0.5, N_ACTIONS_V2)
+    features = builder(TelemetryV2.parse(observation, 4), previous)
+    assert features.shape == (N_FEATURES_V2,) == (len(FEATURE_NAMES_V2) + N_ACTIONS_V2,)
+    named = dict(zip(FEATURE_NAMES_V2, features, strict=False))
+    t = TelemetryV2.parse(observation, 4)
+    assert named["inlet_max_c"] == pytest.approx(t.inlet_c.max()) and named["inlet_min_c"] == pytest.approx(t.inlet_c.min())
+    assert (named["has_tank"], named["objective_cost"], named["objective_carbon"], named["has_load_telemetry"]) == (
+        1.0, 1.0, 0.0, 1.0)
+    assert named["inlet_max_change_k"] == 0.0  # the first reading has no previous one
+    np.testing.assert_array_equal(features[-N_ACTIONS_V2:], previous)
+    drift = dcops.make_env("cooling/multi_zone_sensor_drift_v1")
+    observation, _ = drift.reset(seed=0)
+    builder.reset(controller_context_v2(drift))
+    named = dict(zip(FEATURE_NAMES_V2, builder(TelemetryV2.parse(observation, 3), previous), strict=False))
+    assert named["has_load_telemetry"] == 0.0 and named["load_mean"] == 0.0 and named["has_tank"] == 0.0
+
+
+def test_the_training_reward_is_the_documented_energy_and_thermal_terms():
+    from dcops.training.cooling.train_env_v2 import CoolingTrainEnvV2
+
+    env = CoolingTrainEnvV2(spec_source=lambda rng: TASK_SPECS["cooling/daily_operations_v1"]())
+    check_env(env, skip_render_check=True)
+    env.reset(seed=1)
+    for _ in range(6):
+        before = env.inner.totals.objective
+        _, reward, _, _, info = env.step(np.zeros(N_ACTIONS_V2, dtype=np.float32))
+        energy = (env.inner.totals.objective - before) / env.inner.mean_reference
+        assert info["energy_cost"] == pytest.approx(energy, rel=1e-9)
+        assert reward == pytest.approx(-(2.0 * info["energy_cost"] + info["thermal_cost"]), rel=1e-12)
+
+
+def test_a_ci_sized_training_run_exports_a_policy_the_runtime_and_sb3_both_play(tmp_path):
+    from dcops.training.cooling.ppo_v2 import CoolingPPOV2Config, train_cooling_ppo_v2
+    from dcops.training.cooling.sb3_v2 import load_sb3_policy
+
+    config = CoolingPPOV2Config(timesteps=2 * 8 * 64, n_steps=64, batch_size=128, n_epochs=1, eval_every=10**9)
+    record = train_cooling_ppo_v2(config, out=tmp_path, tensorboard_log=None, progress_bar=False)
+    assert record["features"] == list(FEATURE_NAMES_V2) and record["actions"] == list(ACTION_NAMES_V2)
+    controller = PPOControllerV2.from_file(tmp_path / "ppo_cooling_v2.npz")
+    model, venv = load_sb3_policy("cooling/single_zone_recovery_v1", tmp_path)
+    observation = venv.reset()
+    for _ in range(12):
+        sb3_action, _ = model.predict(observation, deterministic=True)
+        numpy_action = controller.policy.act(venv.get_original_obs()[0])
+        np.testing.assert_allclose(numpy_action, sb3_action[0], atol=2e-5)
+        observation, *_ = venv.step(sb3_action)
+
+
+def test_the_shipped_policy_is_one_set_of_weights_for_every_task():
+    metadata = shipped_metadata_v2()
+    assert metadata["features"] == list(FEATURE_NAMES_V2) and metadata["actions"] == list(ACTION_NAMES_V2)
+    controller = PPOControllerV2()
+    for task in TASK_SPECS:
+        result = run_controller_v2(dcops.make_env(task, n_steps=12), controller, seed=0)
+        assert 0.0 <= result["score"] <= 1.0
