@@ -27,9 +27,11 @@ install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
 # Serve every task over OpenEnv HTTP/WebSocket with the web console on http://localhost:8000/ (the cooling
-# demo is `dcops demo`).
+# demo is `dcops demo`); `make run HOST=127.0.0.1 PORT=8080` to listen elsewhere.
+HOST := 0.0.0.0
+PORT := 8000
 run: install
-	$(BIN)/dcops serve --host 0.0.0.0 --port 8000
+	$(BIN)/dcops serve --host $(HOST) --port $(PORT)
 
 lint: install-test
 	$(BIN)/ruff check .

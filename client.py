@@ -7,6 +7,17 @@ WebSocket suits training loops (no connection per step). Both return the same :c
 one, and raise :class:`ServerError` (HTTP status, code, message, field) on an error reply. The HTTP client
 uses only the standard library; the WebSocket one needs ``websockets`` (a dependency of the server).
 
+Recovery (``recover=True``, the default), because servers restart and evict idle sessions:
+
+- a lost connection or a timeout is retried (``retries`` times, with back-off) for every call that is safe to
+  repeat: ``state``, ``suggest``, ``metadata``, ``close``, ``reset`` (a repeated reset starts a fresh episode;
+  an orphaned session is reclaimed by the server) and ``step``, which carries ``expected_step`` so that the
+  server answers a repeated step with the reply it already gave instead of playing it twice;
+- ``reset`` on a session the server no longer has (restarted, expired, evicted) opens a new one, with a warning;
+- ``step`` on a session the server no longer has ends the episode there, with a warning: it returns the last
+  observation with ``done=True``, ``reward=0.0`` and ``metadata["session_lost"]`` (the episode was cut short,
+  as Gymnasium's truncation), so the next ``reset`` starts a new one. No exception reaches a training loop.
+
 Example::
 
     from dcops.client import DcopsClient
@@ -21,8 +32,10 @@ Example::
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
+import warnings
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +68,21 @@ class ServerError(RuntimeError):
         self.status, self.code, self.message, self.field = status, code, message, field
 
 
+GONE_CODES = frozenset({"SESSION_NOT_FOUND", "SESSION_EVICTED", "SESSION_EXPIRED", "NOT_RESET"})
+"""Error codes meaning the server no longer holds the client's session or episode."""
+
+
+class SessionLostWarning(UserWarning):
+    """The server no longer had the client's session (it restarted, or the session expired or was evicted)."""
+
+
+def _lost_result(last: StepResult | None, why: str) -> StepResult:
+    """The truncated step a recovering client returns when its episode is gone (module docstring)."""
+    observation = last.observation if last is not None else {}
+    metadata = {**(last.metadata if last is not None else {}), "session_lost": why, "truncated": True}
+    return StepResult(observation, 0.0, True, metadata)
+
+
 def _action_dict(action: Any) -> dict[str, Any]:
     if isinstance(action, BaseModel):
         return action.model_dump(exclude_none=True)
@@ -74,12 +102,29 @@ class DcopsClient:
     """HTTP client: ``reset`` opens (or reuses) a session, ``step``/``state``/``suggest`` use it, ``close``
     releases it. ``timeout_s`` bounds each request."""
 
-    def __init__(self, base_url: str = "http://127.0.0.1:8000", timeout_s: float = 30.0) -> None:
+    def __init__(self, base_url: str = "http://127.0.0.1:8000", timeout_s: float = 30.0, recover: bool = True,
+                 retries: int = 3) -> None:
         self.base_url = base_url.rstrip("/")
         self.timeout_s = timeout_s
+        self.recover = recover
+        self.retries = retries if recover else 0
         self.session_id: str | None = None
+        self._last: StepResult | None = None
+        self._step_count = 0
 
     def _request(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        """One call, repeated on a lost connection or a timeout (every call this client makes is safe to repeat:
+        the module docstring says why)."""
+        for attempt in range(self.retries + 1):
+            try:
+                return self._request_once(method, path, body)
+            except (urllib.error.URLError, ConnectionError, TimeoutError) as exc:
+                if isinstance(exc, urllib.error.HTTPError) or attempt == self.retries:
+                    raise
+                time.sleep(min(0.2 * 2**attempt, 2.0))
+        raise AssertionError("unreachable")
+
+    def _request_once(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(self.base_url + path, data=data, method=method)
         request.add_header("Accept", "application/json")
@@ -101,13 +146,39 @@ class DcopsClient:
     def reset(self, task: str | None = None, seed: int | None = None, episode_id: str | None = None,
               **options: Any) -> StepResult:
         """Start an episode; extra keyword arguments are task options (see ``/metadata``)."""
-        reply = self._request("POST", "/reset", _reset_body(task, seed, episode_id, options))
+        body = _reset_body(task, seed, episode_id, options)
+        try:
+            reply = self._request("POST", "/reset", body)
+        except ServerError as exc:
+            if not (self.recover and self.session_id and exc.status == 404):
+                raise
+            warnings.warn(f"the server no longer has session {self.session_id[:8]}… ({exc.code}); opening a new "
+                          "one", SessionLostWarning, stacklevel=2)
+            self.session_id = None
+            reply = self._request("POST", "/reset", body)
         self.session_id = reply["session_id"]
-        return StepResult.from_reply(reply)
+        return self._remember(StepResult.from_reply(reply))
 
     def step(self, action: Any) -> StepResult:
         """Play an action (a dict or a :mod:`dcops.models` action model)."""
-        return StepResult.from_reply(self._request("POST", "/step", {"action": _action_dict(action)}))
+        body = {"action": _action_dict(action)}
+        if self.recover:
+            body["expected_step"] = self._step_count
+        try:
+            return self._remember(StepResult.from_reply(self._request("POST", "/step", body)))
+        except ServerError as exc:
+            if not (self.recover and exc.status in (404, 409) and exc.code in GONE_CODES):
+                raise
+            warnings.warn(f"the server no longer has this episode ({exc.code}: {exc.message}); it ends here "
+                          "(done, metadata['session_lost']): reset to start another", SessionLostWarning,
+                          stacklevel=2)
+            self.session_id = None
+            return _lost_result(self._last, exc.code)
+
+    def _remember(self, result: StepResult) -> StepResult:
+        self._last = result
+        self._step_count = int(result.metadata.get("step", 0))
+        return result
 
     def state(self) -> EpisodeState:
         return EpisodeState.model_validate(self._request("GET", "/state"))
@@ -139,14 +210,17 @@ class DcopsWebSocketClient:
     """WebSocket client (synchronous): one connection = one server session. ``base_url`` may be ``http://``
     or ``ws://``; ``/ws`` is appended."""
 
-    def __init__(self, base_url: str = "ws://127.0.0.1:8000", timeout_s: float = 30.0) -> None:
+    def __init__(self, base_url: str = "ws://127.0.0.1:8000", timeout_s: float = 30.0, recover: bool = True) -> None:
         url = base_url.rstrip("/")
         for http, ws in (("http://", "ws://"), ("https://", "wss://")):
             if url.startswith(http):
                 url = ws + url[len(http):]
         self.url = url + "/ws"
         self.timeout_s = timeout_s
+        self.recover = recover
         self._ws: Any = None
+        self._last: StepResult | None = None
+        self._step_count = 0
 
     def connect(self) -> DcopsWebSocketClient:
         from websockets.sync.client import connect
@@ -165,13 +239,56 @@ class DcopsWebSocketClient:
             raise ServerError(0, data.get("code", "ERROR"), data.get("message", ""), data.get("field"))
         return reply
 
+    def _drop(self) -> None:
+        """Forget a dead connection (the next exchange opens a new one, i.e. a new session)."""
+        if self._ws is not None:
+            try:
+                self._ws.close()
+            except Exception:  # already broken: nothing to release
+                pass
+            self._ws = None
+
     def reset(self, task: str | None = None, seed: int | None = None, episode_id: str | None = None,
               **options: Any) -> StepResult:
-        reply = self._exchange({"type": "reset", "data": _reset_body(task, seed, episode_id, options)})
-        return StepResult.from_reply(reply["data"])
+        frame = {"type": "reset", "data": _reset_body(task, seed, episode_id, options)}
+        try:
+            reply = self._exchange(frame)
+        except (OSError, _connection_closed()) as exc:
+            if not self.recover:
+                raise
+            warnings.warn(f"the connection was lost ({type(exc).__name__}); reconnecting (a new session)",
+                          SessionLostWarning, stacklevel=2)
+            self._drop()
+            reply = self._exchange(frame)
+        return self._remember(StepResult.from_reply(reply["data"]))
 
     def step(self, action: Any) -> StepResult:
-        return StepResult.from_reply(self._exchange({"type": "step", "data": _action_dict(action)})["data"])
+        data: dict[str, Any] = {"action": _action_dict(action)}
+        if self.recover:
+            data["expected_step"] = self._step_count
+        try:
+            return self._remember(StepResult.from_reply(self._exchange({"type": "step", "data": data})["data"]))
+        except (OSError, _connection_closed()) as exc:
+            if not self.recover:
+                raise
+            warnings.warn(f"the connection was lost ({type(exc).__name__}), and its session with it; the episode "
+                          "ends here (done, metadata['session_lost']): reset to start another",
+                          SessionLostWarning, stacklevel=2)
+            self._drop()
+            return _lost_result(self._last, "CONNECTION_LOST")
+        except ServerError as exc:
+            if not (self.recover and exc.code in GONE_CODES):
+                raise
+            warnings.warn(f"the server ended this session ({exc.code}: {exc.message}); the episode ends here "
+                          "(done, metadata['session_lost']): reset to start another", SessionLostWarning,
+                          stacklevel=2)
+            self._drop()
+            return _lost_result(self._last, exc.code)
+
+    def _remember(self, result: StepResult) -> StepResult:
+        self._last = result
+        self._step_count = int(result.metadata.get("step", 0))
+        return result
 
     def state(self) -> EpisodeState:
         return EpisodeState.model_validate(self._exchange({"type": "state"})["data"])
@@ -190,3 +307,10 @@ class DcopsWebSocketClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _connection_closed() -> type[BaseException]:
+    """``websockets``' connection-closed error (imported lazily: the HTTP client needs no ``websockets``)."""
+    from websockets.exceptions import ConnectionClosed
+
+    return ConnectionClosed

@@ -291,6 +291,11 @@ class StepRequest(BaseModel):
     ]})
 
     action: dict[str, Any] = Field(description="an action object of the task's family (see /schema)")
+    expected_step: int | None = Field(
+        default=None, ge=0,
+        description="the episode's step count before this action, as the client believes it: a retry of the last "
+                    "step (one behind, same action) gets the same reply again (metadata.replayed) instead of a "
+                    "second step; any other mismatch is 409 STALE_STEP")
 
 
 class StepResponse(BaseModel):
@@ -319,10 +324,32 @@ class EpisodeState(BaseModel):
 
 
 class HealthResponse(BaseModel):
-    status: Literal["healthy"] = "healthy"
+    status: Literal["healthy", "degraded"] = Field(
+        default="healthy", description="degraded: every session slot is taken (new sessions evict the least "
+                                       "recently used idle one, or get 503 when none is idle)")
     sessions: int
     max_sessions: int
     version: str
+
+
+class SessionTotals(BaseModel):
+    created: int
+    expired: int
+    evicted: int
+    refused: int
+
+
+class SessionsResponse(BaseModel):
+    """``GET /sessions``: capacity and occupancy (never the ids: they are the sessions' only credential)."""
+
+    capacity: int
+    open: int
+    running: int = Field(description="sessions with an episode in progress")
+    finished: int = Field(description="sessions with no episode running (never reset, or over): evicted first")
+    websocket: int = Field(description="WebSocket sessions (never evicted: the connection is their lifetime)")
+    evictable: int = Field(description="HTTP sessions not inside a request: what a new session may replace")
+    idle_timeout_s: float
+    totals: SessionTotals
 
 
 class TaskInfo(BaseModel):

@@ -9,20 +9,24 @@ Endpoints (wire models in :mod:`dcops.models`):
                        past the session limit one ``CAPACITY_REACHED`` error frame, then close
 ``POST /reset``        ``{seed?, episode_id?, task?, options?, ...}`` → ``{observation, reward: null, done,
                        metadata, session_id}`` (+ ``X-Session-Id`` header); with a session id, resets that session
-``POST /step``         ``{"action": {...}}`` + session id → ``{observation, reward, done, metadata}``
+``POST /step``         ``{"action": {...}, "expected_step"?: n}`` + session id → ``{observation, reward, done,
+                       metadata}`` (a retry of the last step with ``expected_step`` gets the same reply again)
 ``GET /state``         session id → :class:`~dcops.models.EpisodeState`
 ``GET /suggest``       session id → the reference policy's action (what "let a baseline decide" plays)
 ``DELETE /session``    close a session (its running episode is marked abandoned)
+``GET /sessions``      capacity and occupancy: open, running, finished, WebSocket, evictable, totals (no ids)
 ``GET /schema``        action, observation and state JSON schemas (``?task=`` narrows the action schema)
 ``GET /metadata``      name, description, version, tasks with their options, limits
-``GET /health``        ``{"status": "healthy", ...}``
+``GET /health``        ``{"status": "healthy" | "degraded", ...}`` (degraded: every session slot taken)
 ``POST /mcp``          JSON-RPC 2.0 (``initialize``, ``tools/list``, ``tools/call``); HTTP 200 even when empty
 ``GET /web/``          the web console (``/`` redirects there)
 =====================  ==========================================================================================
 
 The session id goes in the ``X-Session-Id`` header or the ``session_id`` query parameter. Client errors never
 produce a 500: a malformed action is 422 naming the field (the episode stays usable), an unknown session 404,
-a missing one 400, a finished episode 409, a full server 503, an oversized body 413.
+a missing one 400, a finished episode or a stale ``expected_step`` 409, a full server 503 (only when every
+slot is a WebSocket or busy: idle HTTP sessions are evicted first, :mod:`dcops.server.sessions`), an oversized
+body 413.
 
 Environment work runs under the session's lock: steps inline on the event loop (they take a fraction of a
 millisecond), resets and baseline suggestions in a worker thread (``anyio.to_thread``) so that building an
@@ -57,6 +61,7 @@ from dcops.models import (
     Observation,
     ResetRequest,
     SchemaResponse,
+    SessionsResponse,
     StepRequest,
     StepResponse,
     SuggestResponse,
@@ -80,8 +85,8 @@ _SESSION_QUERY = Query(default=None, max_length=128, description="alternative to
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"description": "no session id given"},
-    404: {"description": "unknown or expired session"},
-    409: {"description": "no episode yet, or the episode is over"},
+    404: {"description": "unknown, expired (SESSION_NOT_FOUND) or evicted (SESSION_EVICTED) session"},
+    409: {"description": "no episode yet, the episode is over, or a stale expected_step (STALE_STEP)"},
     413: {"description": "request body too large"},
     503: {"description": "session limit reached (CAPACITY_REACHED)"},
 }
@@ -237,6 +242,9 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
         hop would cost a fifth of the round trip), in a worker thread for resets and suggestions (building an
         environment or a baseline can take longer and must not stall the other sessions)."""
         async with session.lock:
+            if session.closed:  # evicted or expired between the lookup and the lock
+                manager.get(session.id, session.transport)
+                raise ApiError(404, "SESSION_NOT_FOUND", "the session was closed; reset to start again")
             if offload:
                 return await anyio.to_thread.run_sync(fn)
             return fn()
@@ -265,7 +273,7 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
     async def step(request: StepRequest, x_session_id: str | None = _SESSION_HEADER,
                    session_id: str | None = _SESSION_QUERY) -> Response:
         session = manager.get(x_session_id or session_id)
-        reply = await in_session(session, lambda: session.step(request.action))
+        reply = await in_session(session, lambda: session.step(request.action, request.expected_step))
         return _json(reply, session_id=session.id)
 
     @app.get("/state", response_model=EpisodeState, responses=_ERRORS, tags=["State Management"],
@@ -291,9 +299,15 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
         return _json({"closed": session.id})
 
     # ------------------------------------------------------------------------------------------ description
+    @app.get("/sessions", response_model=SessionsResponse, tags=["State Management"],
+             summary="Session capacity and occupancy (no ids)")
+    async def sessions() -> Response:
+        return _json(manager.summary())
+
     @app.get("/health", response_model=HealthResponse, tags=["Health"])
     async def health() -> Response:
-        return _json({"status": "healthy", "sessions": len(manager), "max_sessions": config.max_sessions,
+        status = "degraded" if len(manager) >= config.max_sessions else "healthy"
+        return _json({"status": status, "sessions": len(manager), "max_sessions": config.max_sessions,
                       "version": API_VERSION})
 
     @app.get("/metadata", response_model=MetadataResponse, tags=["Environment Info"])
@@ -458,9 +472,18 @@ async def _serve_socket(websocket: WebSocket, session: Session, config: ServerCo
                 reply = await in_session(session, functools.partial(session.reset, **arguments), offload=True)
                 out = {"type": "observation", "data": reply}
             elif kind == "step":
-                # The OpenEnv client sends the action itself as data; {"action": {...}} is accepted too.
-                action = data["action"] if set(data) == {"action"} and isinstance(data["action"], dict) else data
-                reply = await in_session(session, functools.partial(session.step, action))
+                # The OpenEnv client sends the action itself as data; {"action": {...}, "expected_step"?: n}
+                # is accepted too.
+                expected = None
+                if "action" in data and isinstance(data["action"], dict) and set(data) <= {"action", "expected_step"}:
+                    action, expected = data["action"], data.get("expected_step")
+                    if expected is not None and (isinstance(expected, bool) or not isinstance(expected, int)
+                                                 or expected < 0):
+                        raise ApiError(422, "VALIDATION_ERROR", "expected_step: must be a non-negative integer",
+                                       "expected_step")
+                else:
+                    action = data
+                reply = await in_session(session, functools.partial(session.step, action, expected))
                 out = {"type": "observation", "data": reply}
             elif kind == "state":
                 out = {"type": "state", "data": await in_session(session, session.state)}

@@ -11,16 +11,31 @@ two requests on one session must not interleave inside an environment step. Sess
 environment, so trajectories are isolated. Every reset and step is written to the episode store (if any)
 *before* the reply is built: a reply the client saw is a step on disk.
 
+Lifecycle (why: a training loop of ``POST /reset`` without ``DELETE /session`` must never lock other users
+out). A session stays open until it is closed, idle past the timeout, or evicted: when the server is full, a
+new session takes the place of the least recently used HTTP session that is not busy, finished episodes first
+(a session without a running episode), then running ones. WebSocket sessions are never evicted (their
+connection is their lifetime) and a busy session (inside a request) is never evicted, so 503 comes only when
+every slot is a WebSocket or busy. An evicted or expired id gets 404 with ``SESSION_EVICTED`` or
+``SESSION_NOT_FOUND``; the clients in :mod:`dcops.client` then open a new session with a warning.
+
+Retries: a step may carry ``expected_step`` (the step count the client believes the episode is at). A step whose
+``expected_step`` is one behind, with the same action as the last step, is a retry of a step whose reply was
+lost: it gets that reply again (``metadata.replayed``), not a second step; any other mismatch is 409
+``STALE_STEP``.
+
 Errors a client can cause raise :class:`ApiError`, which carries both its HTTP status and its WebSocket code.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -69,9 +84,15 @@ class Session:
         self.episode_id: str | None = None
         self.uid: str | None = None
         self.closed = False
+        self._last_step: tuple[str, dict[str, Any]] | None = None  # (the action's JSON, its reply), for retries
 
     def touch(self) -> None:
         self.last_used = self._clock()
+
+    @property
+    def finished(self) -> bool:
+        """No episode running (never reset, or the episode is over): the first to be evicted."""
+        return self.episode is None or self.episode.done
 
     # ------------------------------------------------------------------------------------------ operations
     def reset(self, task: str | None = None, seed: int | None = None, episode_id: str | None = None,
@@ -105,6 +126,7 @@ class Session:
         self.episode = episode
         self.uid = uuid.uuid4().hex
         self.episode_id = episode_id or self.uid
+        self._last_step = None
         info = self._public_info(episode, episode.info)
         if self.store is not None:
             config = {"task": task, "options": options, "seed": seed, "env_seed": env_seed}
@@ -112,10 +134,13 @@ class Session:
                                      episode.observation, info)
         return self._reply(None, info, extra={"seed": seed, "baseline": adapter.baseline_name})
 
-    def step(self, action: Any) -> dict[str, Any]:
-        """Play one action of the current episode and return the step reply."""
+    def step(self, action: Any, expected_step: int | None = None) -> dict[str, Any]:
+        """Play one action of the current episode and return the step reply. ``expected_step``: the episode's
+        step count before this action as the client believes it (the module docstring says what a mismatch does)."""
         self.touch()
         episode = self._require_episode()
+        if expected_step is not None and expected_step != episode.step_count:
+            return self._retried_step(episode, action, expected_step)
         if episode.done:
             raise ApiError(409, "EPISODE_OVER", "the episode is over: POST /reset to start another")
         if not isinstance(action, dict):
@@ -141,7 +166,21 @@ class Session:
         if self.store is not None:
             self.store.record_step(self.uid, episode.step_count, canonical, episode.observation, float(reward),
                                    episode.done, public)
-        return self._reply(float(reward), public, extra=extra)
+        reply = self._reply(float(reward), public, extra=extra)
+        self._last_step = (_action_key(action), reply)
+        return reply
+
+    def _retried_step(self, episode: Episode, action: Any, expected_step: int) -> dict[str, Any]:
+        """A step whose ``expected_step`` is not the episode's count: the last reply again if it is a retry of
+        the last step (same action), else 409 ``STALE_STEP``."""
+        last = self._last_step
+        if expected_step == episode.step_count - 1 and last is not None and last[0] == _action_key(action):
+            reply = json.loads(json.dumps(last[1], default=str))
+            reply["metadata"]["replayed"] = True
+            return reply
+        raise ApiError(409, "STALE_STEP", f"expected_step: the episode is at step {episode.step_count}, not "
+                       f"{expected_step} (another client or a retry has already played it); read the state "
+                       "and continue from there", "expected_step")
 
     def state(self) -> dict[str, Any]:
         """The ``/state`` reply: ids, task, seed, counters and the current observation."""
@@ -204,11 +243,22 @@ class Session:
                 "session_id": self.id}
 
 
+def _action_key(action: Any) -> str:
+    """An action's canonical JSON (to recognise a retried step)."""
+    try:
+        return json.dumps(action, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        return repr(action)
+
+
 class SessionManager:
-    """Creates, finds, expires and closes sessions; never more than ``max_sessions`` at once.
+    """Creates, finds, expires, evicts and closes sessions; never more than ``max_sessions`` at once (the module
+    docstring gives the eviction order).
 
     :param clock: seconds, monotonic (injectable so that expiry can be tested without waiting).
     """
+
+    FORGET_AFTER = 4096  # evicted ids remembered, so that their owner is told why (404 SESSION_EVICTED)
 
     def __init__(self, max_sessions: int, idle_timeout_s: float, store: EpisodeStore | None, default_task: str,
                  episode_secret: bytes, clock: Callable[[], float] = time.monotonic) -> None:
@@ -220,21 +270,54 @@ class SessionManager:
         self.clock = clock
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
+        self._evicted: OrderedDict[str, None] = OrderedDict()
+        self.counts = {"created": 0, "expired": 0, "evicted": 0, "refused": 0}
 
     def __len__(self) -> int:
         return len(self._sessions)
 
+    def summary(self) -> dict[str, Any]:
+        """Capacity and occupancy (``GET /sessions``): never the ids, which are the sessions' only credential."""
+        sessions = list(self._sessions.values())
+        return {"capacity": self.max_sessions, "open": len(sessions),
+                "running": sum(not s.finished for s in sessions), "finished": sum(s.finished for s in sessions),
+                "websocket": sum(s.transport == "websocket" for s in sessions),
+                "evictable": len(self._evictable()), "idle_timeout_s": self.idle_timeout_s,
+                "totals": dict(self.counts)}
+
     def create(self, transport: str) -> Session:
-        """A new session (:class:`ApiError` 503 ``CAPACITY_REACHED`` when full, after expiring idle ones)."""
+        """A new session; when full, the least recently used evictable session makes room (module docstring);
+        :class:`ApiError` 503 ``CAPACITY_REACHED`` only when none is evictable."""
         self.reap_idle()
         with self._lock:
             if len(self._sessions) >= self.max_sessions:
-                raise ApiError(503, "CAPACITY_REACHED",
-                               f"the server holds its maximum of {self.max_sessions} sessions; retry later")
+                candidates = self._evictable()
+                if not candidates:
+                    self.counts["refused"] += 1
+                    raise ApiError(503, "CAPACITY_REACHED",
+                                   f"the server holds its maximum of {self.max_sessions} sessions, all of them "
+                                   "WebSocket connections or busy; retry later")
+                victim = candidates[0]
+                self._sessions.pop(victim.id)
+                self._evicted[victim.id] = None
+                while len(self._evicted) > self.FORGET_AFTER:
+                    self._evicted.popitem(last=False)
+                self.counts["evicted"] += 1
+            else:
+                victim = None
             session = Session(secrets.token_urlsafe(18), transport, self.store, self.default_task, self.clock,
                               self.episode_secret)
             self._sessions[session.id] = session
-            return session
+            self.counts["created"] += 1
+        if victim is not None:
+            victim.close()
+        return session
+
+    def _evictable(self) -> list[Session]:
+        """HTTP sessions not inside a request, finished ones first, least recently used first."""
+        candidates = [s for s in self._sessions.values()
+                      if s.transport == "http" and not s.closed and not s.lock.locked()]
+        return sorted(candidates, key=lambda s: (not s.finished, s.last_used))
 
     def get(self, session_id: str | None, transport: str = "http") -> Session:
         """The live session ``session_id`` of ``transport`` (:class:`ApiError` 400 if none given, 404 if unknown)."""
@@ -242,10 +325,15 @@ class SessionManager:
             raise ApiError(400, "NO_SESSION",
                            "no session id: send the X-Session-Id header (or ?session_id=) that POST /reset returned")
         session = self._sessions.get(session_id)
+        if session is None and session_id in self._evicted:
+            raise ApiError(404, "SESSION_EVICTED",
+                           f"session {session_id[:64]!r} was closed to make room for new sessions (the server was "
+                           "full and it was the least recently used); reset without a session id to start again")
         if session is None or session.closed or session.transport != transport:
             raise ApiError(404, "SESSION_NOT_FOUND", f"unknown or expired session {session_id[:64]!r}")
         if self._expired(session):
             self.close(session_id)
+            self.counts["expired"] += 1
             raise ApiError(404, "SESSION_NOT_FOUND", f"session {session_id[:64]!r} expired after being idle")
         return session
 
@@ -263,6 +351,7 @@ class SessionManager:
         expired = [s.id for s in list(self._sessions.values()) if s.transport == "http" and self._expired(s)]
         for session_id in expired:
             self.close(session_id)
+        self.counts["expired"] += len(expired)
         return expired
 
     def close_all(self) -> None:

@@ -118,17 +118,20 @@ def test_an_oversized_body_is_413(db_path, client_factory):
         assert small.post("/reset", json={}).status_code == 200
 
 
-def test_past_the_session_limit_http_gets_503_and_websocket_one_capacity_frame(db_path, client_factory):
+def test_past_the_session_limit_websocket_gets_one_capacity_frame_and_http_503_when_nothing_is_evictable(
+        db_path, client_factory):
     with client_factory(db_path, max_sessions=2) as small:
-        first = small.post("/reset", json={})
-        assert small.post("/reset", json={}).status_code == 200
-        full = small.post("/reset", json={})
-        assert full.status_code == 503 and full.json()["code"] == "CAPACITY_REACHED"
-        with small.websocket_connect("/ws") as ws:
-            frame = ws.receive_json()
-            assert frame == {"type": "error", "data": {"message": frame["data"]["message"],
-                                                       "code": "CAPACITY_REACHED", "field": None}}
-        small.delete("/session", headers={"X-Session-Id": first.json()["session_id"]})
+        with small.websocket_connect("/ws") as first, small.websocket_connect("/ws") as second:
+            first.send_json({"type": "state"})
+            second.send_json({"type": "state"})
+            assert first.receive_json()["type"] == second.receive_json()["type"] == "state"
+            full = small.post("/reset", json={})
+            assert full.status_code == 503 and full.json()["code"] == "CAPACITY_REACHED"
+            assert small.get("/health").json()["status"] == "degraded"
+            with small.websocket_connect("/ws") as third:
+                frame = third.receive_json()
+                assert frame == {"type": "error", "data": {"message": frame["data"]["message"],
+                                                           "code": "CAPACITY_REACHED", "field": None}}
         assert small.post("/reset", json={}).status_code == 200
 
 
