@@ -27,11 +27,13 @@ install: $(VENV)/.installed
 install-test: $(VENV)/.installed-test
 
 # Serve every task over OpenEnv HTTP/WebSocket with the web console on http://localhost:8000/ (the cooling
-# demo is `dcops demo`); `make run HOST=127.0.0.1 PORT=8080` to listen elsewhere.
+# demo is `dcops demo`); `make run HOST=127.0.0.1 PORT=8080 WORKERS=4` to listen elsewhere or use more cores
+# (WORKERS=0 keeps every session in the server process).
 HOST := 0.0.0.0
 PORT := 8000
+WORKERS := 2
 run: install
-	$(BIN)/dcops serve --host $(HOST) --port $(PORT)
+	$(BIN)/dcops serve --host $(HOST) --port $(PORT) --workers $(WORKERS)
 
 lint: install-test
 	$(BIN)/ruff check .

@@ -19,6 +19,10 @@ from dcops.command import Command
 def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", default="", help="also write the figures to this JSON file")
     parser.add_argument("--no-server", action="store_true", help="skip the WebSocket server benchmark")
+    parser.add_argument("--server", action="store_true",
+                        help="only the server under load: cluster/operations with 1 and 32 WebSocket clients and "
+                             "/health probed, for each --workers count")
+    parser.add_argument("--workers", default="0,2", help="worker counts for --server (default 0,2)")
     parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
                         help="time rates by this process's CPU time (default: steady on a shared machine) or by "
                              "the wall clock")
@@ -38,7 +42,32 @@ def _print_table(figures: dict[str, Any]) -> None:
         print(f"| target {key} | {'met' if met else 'NOT met'} |")
 
 
+def _run_server_scaling(args: argparse.Namespace) -> int:
+    from dcops.bench.server_bench import run_cluster_scaling
+
+    workers = tuple(int(w) for w in args.workers.split(","))
+    figures = run_cluster_scaling(workers)
+    print(f"Server under load ({figures['task']}, WebSocket on loopback, episode store on, clients and server on "
+          f"this {figures['cpus']}-CPU machine):")
+    print("| workers | 1 client steps/s | 32 clients steps/s | scaling | step p50 / p99 ms (32) | /health p50 / p99 ms "
+          "(32) | errors |")
+    print("|---|---|---|---|---|---|---|")
+    for n in workers:
+        row = figures[f"workers_{n}"]
+        one, many = row["one_client"], row["32_clients"]
+        print(f"| {n} | {one['steps_per_s']:.0f} | {many['steps_per_s']:.0f} | {row['scaling']:.2f}× | "
+              f"{many['p50_ms']:.0f} / {many['p99_ms']:.0f} | {many['health_p50_ms']:.1f} / "
+              f"{many['health_p99_ms']:.1f} | {many['errors'] + one['errors']} |")
+    print()
+    print(json.dumps(figures, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
+    return 0
+
+
 def _run(args: argparse.Namespace) -> int:
+    if args.server:
+        return _run_server_scaling(args)
     from dcops.bench import physics_bench
     from dcops.bench.cluster_bench import run_cluster_bench
     from dcops.bench.memory_bench import run_memory_bench

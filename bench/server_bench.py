@@ -121,11 +121,12 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _start_server(db: str, port: int) -> subprocess.Popen:
+def _start_server(db: str, port: int, workers: int = 0) -> subprocess.Popen:
     env = {**os.environ, "DCOPS_DB": db}
     process = subprocess.Popen(
         [sys.executable, "-m", "dcops.server.app", "--host", "127.0.0.1", "--port", str(port), "--db", db,
-         "--log-level", "warning"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+         "--log-level", "warning", "--workers", str(workers)], env=env, stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60.0
     while time.monotonic() < deadline:
@@ -173,6 +174,105 @@ def run_server_bench(single_steps: int = 2000, concurrent_clients: int = 32, ste
         "overhead_ratio_steps_per_s": local["steps_per_s"] / one["steps_per_s"],
         "overhead_ratio_p50_latency": one["p50_ms"] / local["p50_ms"],
     }
+
+
+CLUSTER_TASK = "cluster/operations"
+
+
+async def _cluster_client(url: str, n_steps: int, seed: int, latencies: list[float], errors: list[str]) -> None:
+    """One WebSocket client playing ``cluster/operations`` windows (deciding nothing: the server's defaults)."""
+    from websockets.asyncio.client import connect
+
+    step = json.dumps({"type": "step", "data": {"action": {"decisions": []}}})
+    async with connect(url + "/ws", max_size=None) as ws:
+        async def reset(s: int) -> None:
+            await ws.send(json.dumps({"type": "reset", "data": {"task": CLUSTER_TASK, "seed": s}}))
+            reply = json.loads(await ws.recv())
+            if reply["type"] != "observation":
+                errors.append(str(reply)[:200])
+
+        await reset(seed)
+        for _ in range(n_steps):
+            start = time.perf_counter()
+            await ws.send(step)
+            reply = json.loads(await ws.recv())
+            latencies.append(time.perf_counter() - start)
+            if reply["type"] != "observation":
+                errors.append(str(reply)[:200])
+                continue
+            if reply["data"]["done"]:
+                seed += 1000
+                await reset(seed)
+
+
+def _probe_health(url: str, stop: Any, latencies: list[float], errors: list[str]) -> None:
+    """``GET /health`` every 20 ms from a thread of its own until ``stop`` is set."""
+    while not stop.is_set():
+        start = time.perf_counter()
+        try:
+            with urllib.request.urlopen(url + "/health", timeout=10) as response:
+                response.read()
+            latencies.append(time.perf_counter() - start)
+        except OSError as exc:
+            errors.append(f"health: {exc}")
+        stop.wait(0.02)
+
+
+def cluster_clients(http_url: str, clients: int, steps_per_client: int) -> dict[str, Any]:
+    """``clients`` concurrent cluster sessions over WebSocket with ``/health`` probed throughout."""
+    import threading
+
+    ws_url = "ws" + http_url[len("http"):]
+    latencies: list[float] = []
+    health: list[float] = []
+    errors: list[str] = []
+    stop = threading.Event()
+    prober = threading.Thread(target=_probe_health, args=(http_url, stop, health, errors), daemon=True)
+
+    async def run() -> float:
+        start = time.perf_counter()
+        await asyncio.gather(*(_cluster_client(ws_url, steps_per_client, i, latencies, errors)
+                               for i in range(clients)))
+        return time.perf_counter() - start
+
+    prober.start()
+    try:
+        wall = asyncio.run(run())
+    finally:
+        stop.set()
+        prober.join(10)
+    total = clients * steps_per_client
+    h = np.asarray(health) * 1000.0
+    return {"clients": clients, "steps": total, "steps_per_s": total / wall, **_percentiles(latencies),
+            "health_p50_ms": float(np.percentile(h, 50)) if h.size else None,
+            "health_p99_ms": float(np.percentile(h, 99)) if h.size else None,
+            "health_probes": int(h.size), "errors": len(errors), "first_errors": errors[:3]}
+
+
+def run_cluster_scaling(workers: tuple[int, ...] = (0, 2), clients: int = 32, steps_per_client: int = 24,
+                        single_steps: int = 200) -> dict[str, Any]:
+    """``cluster/operations`` served with each worker count: one client, then ``clients`` at once with ``/health``
+    probed; the scaling figure is the many-client steps/s over the one-client steps/s (episode store on)."""
+    results: dict[str, Any] = {"task": CLUSTER_TASK, "cpus": os.cpu_count()}
+    for n in workers:
+        with tempfile.TemporaryDirectory() as folder:
+            db = str(Path(folder) / "episodes.db")
+            port = _free_port()
+            server = _start_server(db, port, workers=n)
+            url = f"http://127.0.0.1:{port}"
+            try:
+                cluster_clients(url, 2, 8)  # warm-up: imports, first environments in every worker
+                one = cluster_clients(url, 1, single_steps)
+                many = cluster_clients(url, clients, steps_per_client)
+            finally:
+                server.send_signal(signal.SIGTERM)
+                try:
+                    server.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    server.kill()
+        results[f"workers_{n}"] = {"one_client": one, f"{clients}_clients": many,
+                                   "scaling": many["steps_per_s"] / one["steps_per_s"]}
+    return results
 
 
 if __name__ == "__main__":

@@ -28,9 +28,10 @@ a missing one 400, a finished episode or a stale ``expected_step`` 409, a full s
 slot is a WebSocket or busy: idle HTTP sessions are evicted first, :mod:`dcops.server.sessions`), an oversized
 body 413.
 
-Environment work runs under the session's lock: steps inline on the event loop (they take a fraction of a
-millisecond), resets and baseline suggestions in a worker thread (``anyio.to_thread``) so that building an
-environment never stalls the other sessions.
+Environment work runs under the session's lock. With ``workers = 0`` (the default) steps run inline on the event
+loop (a cooling step takes a fraction of a millisecond), resets and baseline suggestions in a worker thread
+(``anyio.to_thread``) so that building an environment never stalls the other sessions. With ``workers = N``
+every session lives in one of N worker processes (:mod:`dcops.server.workers`) and the event loop only routes.
 """
 
 from __future__ import annotations
@@ -69,9 +70,10 @@ from dcops.models import (
 from dcops.server import mcp
 from dcops.server.adapters import FAMILIES, ActionError, adapter_for, served_tasks
 from dcops.server.config import ServerConfig, add_serve_arguments
-from dcops.server.serialize import dumps
+from dcops.server.serialize import Encoded, dumps
 from dcops.server.sessions import ApiError, Session, SessionManager
 from dcops.server.store import EpisodeStore
+from dcops.server.workers import RemoteSession, WorkerPool
 
 WEB_DIR = Path(__file__).parent / "web"
 DESCRIPTION = (
@@ -161,7 +163,7 @@ class StrictJSONResponse(JSONResponse):
     """Strict JSON through :func:`dcops.server.serialize.dumps` (numpy-safe, NaN → null, one pass)."""
 
     def render(self, content: Any) -> bytes:
-        return dumps(content).encode("utf-8")
+        return dumps(content).encode("utf-8")  # an Encoded reply (from a worker) passes through as it is
 
 
 def _json(content: Any, status: int = 200, session_id: str | None = None) -> JSONResponse:
@@ -192,6 +194,14 @@ def _reset_arguments(request: ResetRequest | None) -> dict[str, Any]:
     return {"task": request.task, "seed": request.seed, "episode_id": request.episode_id, "options": options}
 
 
+def _check_reset(arguments: dict[str, Any], default_task: str) -> None:
+    """Refuse a reset whose task or options are invalid before it takes a session slot (422 naming the field)."""
+    try:
+        adapter_for(arguments.get("task") or default_task).parse_options(arguments.get("options") or {})
+    except ActionError as exc:
+        raise ApiError.from_action_error(exc) from None
+
+
 def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | None = None) -> FastAPI:
     """Build the app. ``config`` defaults to :meth:`ServerConfig.from_env`; ``clock`` (monotonic seconds)
     is injectable for session-expiry tests."""
@@ -202,11 +212,16 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         reaper = asyncio.create_task(_reap_forever(manager, config.session_idle_s))
+        if config.workers:
+            holder["pool"] = WorkerPool(config.workers, config.db_path, config.db_sync, config.store_observations,
+                                        config.default_task, config.episode_secret)
         try:
             yield
         finally:
             reaper.cancel()
             manager.close_all()
+            if holder.get("pool") is not None:
+                holder.pop("pool").stop()
             if holder.get("store") is not None:
                 holder["store"].close()
 
@@ -215,8 +230,14 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
     if store is not None:
         store.mark_interrupted()  # episodes a previous server left running can never finish
     holder["store"] = store
+    clock_kw = {"clock": clock} if clock is not None else {}
+
+    def remote_session(sid: str, transport: str) -> RemoteSession:
+        return RemoteSession(sid, transport, holder["pool"].assign(), manager.clock)
+
     manager = SessionManager(config.max_sessions, config.session_idle_s, store, config.default_task,
-                             config.episode_secret, **({"clock": clock} if clock is not None else {}))
+                             config.episode_secret, session_factory=remote_session if config.workers else None,
+                             **clock_kw)
 
     app = FastAPI(title="dcops OpenEnv server", version=API_VERSION, description=DESCRIPTION, lifespan=lifespan)
     app.state.config = config
@@ -237,14 +258,19 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
         return JSONResponse({"detail": errors, "code": "VALIDATION_ERROR", "message": message, "field": field},
                             status_code=422)
 
-    async def in_session(session: Session, fn: Callable[[], Any], offload: bool = False) -> Any:
-        """Run ``fn`` under the session's lock: inline for steps and state (sub-millisecond by design; a thread
-        hop would cost a fifth of the round trip), in a worker thread for resets and suggestions (building an
-        environment or a baseline can take longer and must not stall the other sessions)."""
+    async def in_session(session: Session | RemoteSession, op: str, *args: Any, offload: bool = False,
+                         **kwargs: Any) -> Any:
+        """``session.<op>(*args, **kwargs)`` under the session's lock: in its worker process (``workers`` > 0),
+        else inline for steps and state (sub-millisecond for cooling; a thread hop would cost a fifth of the
+        round trip) and in a thread for resets and suggestions (building an environment or a baseline can take
+        longer and must not stall the other sessions)."""
         async with session.lock:
             if session.closed:  # evicted or expired between the lookup and the lock
                 manager.get(session.id, session.transport)
                 raise ApiError(404, "SESSION_NOT_FOUND", "the session was closed; reset to start again")
+            if isinstance(session, RemoteSession):
+                return await session.call(op, *args, **kwargs)
+            fn = functools.partial(getattr(session, op), *args, **kwargs)
             if offload:
                 return await anyio.to_thread.run_sync(fn)
             return fn()
@@ -259,9 +285,11 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
     ) -> Response:
         arguments = _reset_arguments(request)
         sid = x_session_id or session_id
+        if not sid:
+            _check_reset(arguments, config.default_task)  # a bad request takes no slot (and evicts no one)
         session = manager.get(sid) if sid else manager.create("http")
         try:
-            reply = await in_session(session, lambda: session.reset(**arguments), offload=True)
+            reply = await in_session(session, "reset", offload=True, **arguments)
         except ApiError:
             if not sid:  # a session created for a failed reset is of no use to anyone
                 manager.close(session.id)
@@ -273,21 +301,21 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
     async def step(request: StepRequest, x_session_id: str | None = _SESSION_HEADER,
                    session_id: str | None = _SESSION_QUERY) -> Response:
         session = manager.get(x_session_id or session_id)
-        reply = await in_session(session, lambda: session.step(request.action, request.expected_step))
+        reply = await in_session(session, "step", request.action, request.expected_step)
         return _json(reply, session_id=session.id)
 
     @app.get("/state", response_model=EpisodeState, responses=_ERRORS, tags=["State Management"],
              summary="The session's episode: ids, counters, current observation")
     async def state(x_session_id: str | None = _SESSION_HEADER, session_id: str | None = _SESSION_QUERY) -> Response:
         session = manager.get(x_session_id or session_id)
-        reply = await in_session(session, session.state)
+        reply = await in_session(session, "state")
         return _json(reply, session_id=session.id)
 
     @app.get("/suggest", response_model=SuggestResponse, responses=_ERRORS, tags=["Environment Control"],
              summary="The action the task's reference policy would play now")
     async def suggest(x_session_id: str | None = _SESSION_HEADER, session_id: str | None = _SESSION_QUERY) -> Response:
         session = manager.get(x_session_id or session_id)
-        reply = await in_session(session, session.suggest, offload=True)
+        reply = await in_session(session, "suggest", offload=True)
         return _json(reply, session_id=session.id)
 
     @app.delete("/session", responses=_ERRORS, tags=["Environment Control"], summary="Close a session")
@@ -339,6 +367,10 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
 
     # ------------------------------------------------------------------------------------------ MCP
     async def run_tool(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        reply = await _run_tool(name, arguments)
+        return json.loads(reply) if isinstance(reply, Encoded) else reply
+
+    async def _run_tool(name: str, arguments: dict[str, Any]) -> Any:
         sid = arguments.get("session_id")
         if sid is not None and not isinstance(sid, str):
             raise ApiError(422, "VALIDATION_ERROR", "session_id: must be a string", "session_id")
@@ -347,19 +379,21 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
                 request = ResetRequest.model_validate({k: v for k, v in arguments.items() if k != "session_id"})
             except ValueError as exc:
                 raise ApiError(422, "VALIDATION_ERROR", f"arguments: {exc}", "arguments") from None
+            if not sid:
+                _check_reset(_reset_arguments(request), config.default_task)
             session = manager.get(sid) if sid else manager.create("http")
             try:
-                return await in_session(session, lambda: session.reset(**_reset_arguments(request)), offload=True)
+                return await in_session(session, "reset", offload=True, **_reset_arguments(request))
             except ApiError:
                 if not sid:
                     manager.close(session.id)
                 raise
         session = manager.get(sid)
         if name == "step":
-            return await in_session(session, lambda: session.step(arguments.get("action")))
+            return await in_session(session, "step", arguments.get("action"))
         if name == "state":
-            return await in_session(session, session.state)
-        return await in_session(session, session.suggest, offload=True)
+            return await in_session(session, "state")
+        return await in_session(session, "suggest", offload=True)
 
     @app.post("/mcp", tags=["MCP"], summary="JSON-RPC 2.0 (MCP tools reset/step/state/suggest)",
               openapi_extra={"requestBody": {"required": False, "content": {"application/json": {"schema": {}}}}},
@@ -430,6 +464,11 @@ async def _reap_forever(manager: SessionManager, idle_s: float) -> None:
         manager.reap_idle()
 
 
+def _frame(kind: str, data: Any) -> str:
+    """A WebSocket frame's text; a worker's already-encoded reply is spliced in, not decoded and encoded again."""
+    return '{"type":' + json.dumps(kind) + ',"data":' + dumps(data) + "}"
+
+
 async def _send_error(websocket: WebSocket, exc: ApiError) -> None:
     await websocket.send_text(dumps({"type": "error", "data": {"message": exc.message, "code": exc.code,
                                                                 "field": exc.field}}))
@@ -469,8 +508,8 @@ async def _serve_socket(websocket: WebSocket, session: Session, config: ServerCo
                     raise ApiError(422, "VALIDATION_ERROR", f"{field}: {errors[0]['msg'] if errors else exc}",
                                    field) from None
                 arguments = _reset_arguments(request)
-                reply = await in_session(session, functools.partial(session.reset, **arguments), offload=True)
-                out = {"type": "observation", "data": reply}
+                reply = await in_session(session, "reset", offload=True, **arguments)
+                out = _frame("observation", reply)
             elif kind == "step":
                 # The OpenEnv client sends the action itself as data; {"action": {...}, "expected_step"?: n}
                 # is accepted too.
@@ -483,10 +522,10 @@ async def _serve_socket(websocket: WebSocket, session: Session, config: ServerCo
                                        "expected_step")
                 else:
                     action = data
-                reply = await in_session(session, functools.partial(session.step, action, expected))
-                out = {"type": "observation", "data": reply}
+                reply = await in_session(session, "step", action, expected)
+                out = _frame("observation", reply)
             elif kind == "state":
-                out = {"type": "state", "data": await in_session(session, session.state)}
+                out = _frame("state", await in_session(session, "state"))
             elif kind == "close":
                 await websocket.close(code=1000)
                 return
@@ -495,7 +534,7 @@ async def _serve_socket(websocket: WebSocket, session: Session, config: ServerCo
         except ApiError as exc:
             await _send_error(websocket, exc)
             continue
-        await websocket.send_text(dumps(out))
+        await websocket.send_text(out)
 
 
 # ---------------------------------------------------------------------------------------------- entry points
@@ -513,10 +552,13 @@ def serve(args: argparse.Namespace) -> int:
         overrides["max_sessions"] = args.max_sessions
     if args.idle_timeout is not None:
         overrides["session_idle_s"] = args.idle_timeout
+    if args.workers is not None:
+        overrides["workers"] = args.workers
     config = dataclasses.replace(config, **overrides)
     application = create_app(config)
     where = config.db_path if config.db_path is not None else "off"
-    print(f"dcops server on http://{args.host}:{args.port} (console /web/, episode store: {where})", flush=True)
+    print(f"dcops server on http://{args.host}:{args.port} (console /web/, episode store: {where}, "
+          f"{config.workers or 'no'} worker processes)", flush=True)
     uvicorn.run(application, host=args.host, port=args.port, log_level=args.log_level,
                 ws_max_size=config.max_body_bytes, timeout_graceful_shutdown=5)
     return 0

@@ -14,6 +14,7 @@ variable                    meaning                                      default
 ``DCOPS_MAX_BODY_BYTES``    largest request body or WebSocket frame      1048576
 ``DCOPS_DEFAULT_TASK``      task of a reset that names none              cluster/operations
 ``DCOPS_EPISODE_SECRET``    key of the episodes' private seeds           drawn per process
+``DCOPS_WORKERS``           worker processes for sessions (0: inline)    0
 ==========================  ===========================================  =====================
 
 ``DCOPS_EPISODE_SECRET`` (any text) makes served episodes reproducible across restarts for the operator: an
@@ -72,6 +73,8 @@ class ServerConfig:
     :param max_body_bytes: largest accepted request body / WebSocket frame (larger → 413 / error frame).
     :param default_task: the task of a reset that does not name one.
     :param episode_secret: the key of every episode's private seed (``dcops.boundary``); never sent to a client.
+    :param workers: worker processes that hold the sessions and run their steps (:mod:`dcops.server.workers`);
+        0 runs them in the server process.
     """
 
     max_sessions: int = 64
@@ -82,6 +85,7 @@ class ServerConfig:
     max_body_bytes: int = 1 << 20
     default_task: str = DEFAULT_TASK
     episode_secret: bytes = field(default_factory=new_secret, repr=False)
+    workers: int = 0
 
     @classmethod
     def from_env(cls) -> ServerConfig:
@@ -97,6 +101,7 @@ class ServerConfig:
             default_task=os.environ.get("DCOPS_DEFAULT_TASK", DEFAULT_TASK) or DEFAULT_TASK,
             episode_secret=(secret_from_text(os.environ["DCOPS_EPISODE_SECRET"])
                             if os.environ.get("DCOPS_EPISODE_SECRET") else new_secret()),
+            workers=_env_int("DCOPS_WORKERS", 0, 0),
         )
 
 
@@ -108,4 +113,7 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
                         help="episode database (default $DCOPS_DB or the user data dir; 'off' to disable)")
     parser.add_argument("--max-sessions", type=int, default=None, help="session limit (default 64)")
     parser.add_argument("--idle-timeout", type=float, default=None, help="idle session timeout, s (default 900)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="worker processes holding the sessions, so steps use every core and never block the "
+                             "server (default $DCOPS_WORKERS or 0: sessions in the server process)")
     parser.add_argument("--log-level", default="info", help="uvicorn log level")

@@ -47,9 +47,17 @@ def to_jsonable(value: Any) -> Any:
     return repr(value)
 
 
+class Encoded(str):
+    """JSON text already written by :func:`dumps` (a worker process encodes its replies, so that the server's
+    event loop only routes bytes); :func:`dumps` and the HTTP responses pass it through unchanged."""
+
+
 def dumps(value: Any) -> str:
     """Compact strict JSON of ``value``. Values that are already plain JSON (what the adapters produce) are
-    written directly; anything else goes through :func:`to_jsonable` first, so NaN never leaks."""
+    written directly; anything else goes through :func:`to_jsonable` first, so NaN never leaks. An
+    :class:`Encoded` value is already JSON and comes back as it is."""
+    if isinstance(value, Encoded):
+        return str(value)
     try:
         return json.dumps(value, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
     except (TypeError, ValueError):

@@ -261,14 +261,19 @@ class SessionManager:
     FORGET_AFTER = 4096  # evicted ids remembered, so that their owner is told why (404 SESSION_EVICTED)
 
     def __init__(self, max_sessions: int, idle_timeout_s: float, store: EpisodeStore | None, default_task: str,
-                 episode_secret: bytes, clock: Callable[[], float] = time.monotonic) -> None:
+                 episode_secret: bytes, clock: Callable[[], float] = time.monotonic,
+                 session_factory: Callable[[str, str], Any] | None = None) -> None:
+        """``session_factory(id, transport)`` makes the session object (default: a :class:`Session` in this
+        process; :mod:`dcops.server.workers` passes one that lives in a worker process)."""
         self.episode_secret = episode_secret
+        self.session_factory = session_factory or (
+            lambda sid, transport: Session(sid, transport, store, default_task, clock, episode_secret))
         self.max_sessions = max_sessions
         self.idle_timeout_s = idle_timeout_s
         self.store = store
         self.default_task = default_task
         self.clock = clock
-        self._sessions: dict[str, Session] = {}
+        self._sessions: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._evicted: OrderedDict[str, None] = OrderedDict()
         self.counts = {"created": 0, "expired": 0, "evicted": 0, "refused": 0}
@@ -305,8 +310,7 @@ class SessionManager:
                 self.counts["evicted"] += 1
             else:
                 victim = None
-            session = Session(secrets.token_urlsafe(18), transport, self.store, self.default_task, self.clock,
-                              self.episode_secret)
+            session = self.session_factory(secrets.token_urlsafe(18), transport)
             self._sessions[session.id] = session
             self.counts["created"] += 1
         if victim is not None:

@@ -59,6 +59,12 @@ def test_finished_sessions_are_evicted_before_running_ones_and_their_owner_is_to
         assert server.get("/sessions").json()["totals"]["evicted"] == 2
 
 
+def test_a_null_reset_body_plays_the_default_task(client_factory):
+    with client_factory(None) as server:
+        reply = server.post("/reset", content=b"null", headers={"Content-Type": "application/json"})
+        assert reply.status_code == 200 and reply.json()["metadata"]["task"] == "cluster/operations"
+
+
 def test_a_finished_session_is_reused_by_its_client(client_factory):
     with client_factory(None, max_sessions=1) as server:
         sid = _reset(server, n_steps=1)

@@ -1,0 +1,222 @@
+"""Worker processes: environment steps off the event loop and on every core (``dcops serve --workers N``).
+
+Why processes: a cluster window is milliseconds of Python, and Python threads share one core, so stepping
+inline (or in threads) makes every client wait for every other and ``/health`` wait for all of them. With
+``workers = N ≥ 1`` each session lives in one of N worker processes (the least loaded when it is created) and
+the server only routes: the event loop parses requests, sends ``(op, session, arguments)`` down a pipe and awaits
+the reply, so throughput grows with cores and the loop stays free. ``workers = 0`` keeps every session in the
+server process (one process, no pipes: what tests and small deployments want).
+
+A worker holds real :class:`~dcops.server.sessions.Session` objects and its own connection to the episode store
+(SQLite in WAL mode serialises writers across processes), so everything a session does — keyed seeds, the truth
+boundary, validation, ``expected_step`` retries, writing a step before replying — is the same code in both modes.
+The server keeps a :class:`RemoteSession` per session: id, transport, lock, last use and whether its episode is
+finished (from the replies), which is all the session manager needs to expire and evict. A worker that dies
+fails its pending calls with 503 ``WORKER_GONE``; its sessions then answer 404.
+
+More than one machine: run one server per machine behind a load balancer with session affinity on the
+``X-Session-Id`` header (WebSocket sessions are pinned by their connection); README's serving section says how.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import multiprocessing
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from dcops.server.serialize import Encoded
+from dcops.server.sessions import ApiError
+
+OPERATIONS = frozenset({"reset", "step", "state", "suggest"})
+
+
+def _serve(conn: Any, db_path: Path | None, db_sync: str, store_observations: bool, default_task: str,
+           episode_secret: bytes) -> None:
+    """A worker's loop: ``(request id, op, session id, transport, args, kwargs)`` in, ``(request id, result)``
+    out; ``close`` messages get no reply; ``None`` (or the pipe closing) ends it."""
+    from dcops.server.serialize import dumps
+    from dcops.server.sessions import Session
+    from dcops.server.store import EpisodeStore
+
+    store = EpisodeStore(db_path, db_sync, store_observations) if db_path is not None else None
+    sessions: dict[str, Session] = {}
+    try:
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                break
+            if message is None:
+                break
+            rid, op, sid, transport, args, kwargs = message
+            if op == "close":
+                session = sessions.pop(sid, None)
+                if session is not None:
+                    session.close()
+                continue
+            try:
+                if op not in OPERATIONS:
+                    raise ApiError(400, "UNKNOWN_OPERATION", f"unknown operation {op!r}")
+                session = sessions.get(sid)
+                if session is None:
+                    session = sessions[sid] = Session(sid, transport, store, default_task, time.monotonic,
+                                                      episode_secret)
+                reply = getattr(session, op)(*args, **kwargs)
+                result: tuple[Any, ...] = ("ok", dumps(reply), bool(reply.get("done")))
+            except ApiError as exc:
+                result = ("api", exc.status, exc.code, exc.message, exc.field)
+            except Exception as exc:  # a bug, reported as the in-process server would (a 500), not a dead worker
+                result = ("crash", f"{type(exc).__name__}: {exc}")
+            conn.send((rid, result))
+    finally:
+        for session in sessions.values():
+            session.close()
+        if store is not None:
+            store.close()
+
+
+class WorkerHandle:
+    """One worker process and its pipe: calls are matched to replies by id (a reader thread resolves them), so
+    any number of sessions may wait on one worker at once."""
+
+    def __init__(self, context: Any, db_path: Path | None, db_sync: str, store_observations: bool,
+                 default_task: str, episode_secret: bytes) -> None:
+        self._conn, child = context.Pipe()
+        self.process = context.Process(
+            target=_serve, args=(child, db_path, db_sync, store_observations, default_task, episode_secret),
+            daemon=True, name="dcops-worker")
+        self.process.start()
+        child.close()
+        self.sessions = 0
+        self.alive = True
+        self._ids = itertools.count()
+        self._pending: dict[int, concurrent.futures.Future] = {}
+        self._send_lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, daemon=True, name="dcops-worker-reader")
+        self._reader.start()
+
+    def submit(self, op: str, sid: str, transport: str, args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        with self._send_lock:
+            if not self.alive:
+                future.set_exception(_worker_gone())
+                return future
+            rid = next(self._ids)
+            self._pending[rid] = future
+            try:
+                self._conn.send((rid, op, sid, transport, args, kwargs))
+            except (OSError, ValueError):
+                self._pending.pop(rid, None)
+                future.set_exception(_worker_gone())
+        return future
+
+    def send_close(self, sid: str) -> None:
+        """Release a session in the worker (no reply awaited: closing must never wait behind a step)."""
+        with self._send_lock:
+            if self.alive:
+                try:
+                    self._conn.send((-1, "close", sid, "", (), {}))
+                except (OSError, ValueError):
+                    pass
+
+    def _read(self) -> None:
+        while True:
+            try:
+                rid, result = self._conn.recv()
+            except (EOFError, OSError):
+                break
+            future = self._pending.pop(rid, None)
+            if future is not None and not future.cancelled():
+                future.set_result(result)
+        with self._send_lock:
+            self.alive = False
+            pending, self._pending = self._pending, {}
+        for future in pending.values():
+            if not future.cancelled():
+                future.set_exception(_worker_gone())
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        with self._send_lock:
+            if self.alive:
+                try:
+                    self._conn.send(None)
+                except (OSError, ValueError):
+                    pass
+        self.process.join(timeout_s)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join(timeout_s)
+        self._conn.close()
+
+
+def _worker_gone() -> ApiError:
+    return ApiError(503, "WORKER_GONE", "the worker process holding this session stopped; reset to start again")
+
+
+class WorkerPool:
+    """``n`` worker processes (started with ``spawn``: a clean interpreter, safe beside the server's threads)."""
+
+    def __init__(self, n: int, db_path: Path | None, db_sync: str, store_observations: bool, default_task: str,
+                 episode_secret: bytes) -> None:
+        if n < 1:
+            raise ValueError(f"workers must be >= 1, got {n}")
+        context = multiprocessing.get_context("spawn")
+        self.workers = [WorkerHandle(context, db_path, db_sync, store_observations, default_task, episode_secret)
+                        for _ in range(n)]
+
+    def assign(self) -> WorkerHandle:
+        """The live worker with the fewest sessions."""
+        alive = [w for w in self.workers if w.alive] or self.workers
+        return min(alive, key=lambda w: w.sessions)
+
+    def stop(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+
+
+class RemoteSession:
+    """The server's side of a session that lives in a worker (module docstring): what the session manager reads
+    (``id``, ``transport``, ``lock``, ``last_used``, ``finished``, ``closed``) and :meth:`call`."""
+
+    def __init__(self, session_id: str, transport: str, worker: WorkerHandle, clock: Any) -> None:
+        self.id = session_id
+        self.transport = transport
+        self.worker = worker
+        self.lock = asyncio.Lock()
+        self.closed = False
+        self.finished = True
+        self._clock = clock
+        self.last_used = clock()
+        worker.sessions += 1
+
+    def touch(self) -> None:
+        self.last_used = self._clock()
+
+    async def call(self, op: str, *args: Any, **kwargs: Any) -> Encoded:
+        """Run ``Session.<op>(*args, **kwargs)`` in the worker and return its reply as JSON text (the worker
+        encodes it: the event loop only routes); the worker's :class:`ApiError` is raised here."""
+        self.touch()
+        status, *rest = await asyncio.wrap_future(self.worker.submit(op, self.id, self.transport, args, kwargs))
+        if status == "api":
+            raise ApiError(*rest)
+        if status == "crash":
+            raise RuntimeError(f"worker: {rest[0]}")
+        text, done = rest
+        if op == "reset":
+            self.finished = False
+        elif op == "step":
+            self.finished = done
+        return Encoded(text)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        self.worker.sessions -= 1
+        self.worker.send_close(self.id)
