@@ -15,6 +15,8 @@ Endpoints (wire models in :mod:`dcops.models`):
 ``GET /suggest``       session id → the reference policy's action (what "let a baseline decide" plays)
 ``DELETE /session``    close a session (its running episode is marked abandoned)
 ``GET /sessions``      capacity and occupancy: open, running, finished, WebSocket, evictable, totals (no ids)
+``GET /episodes``      stored episodes (``?task=&status=&since=&until=&limit=&offset=``), operator token only
+``GET /episodes/{uid}`` one stored episode and its steps (``?offset=&limit=``), operator token only
 ``GET /schema``        action, observation and state JSON schemas (``?task=`` narrows the action schema)
 ``GET /metadata``      name, description, version, tasks with their options, limits
 ``GET /health``        ``{"status": "healthy" | "degraded", ...}`` (degraded: every session slot taken)
@@ -40,6 +42,7 @@ import argparse
 import asyncio
 import contextlib
 import functools
+import hmac
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
@@ -90,6 +93,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     404: {"description": "unknown, expired (SESSION_NOT_FOUND) or evicted (SESSION_EVICTED) session"},
     409: {"description": "no episode yet, the episode is over, or a stale expected_step (STALE_STEP)"},
     413: {"description": "request body too large"},
+    403: {"description": "episode browsing off, or a missing or wrong operator token"},
     503: {"description": "session limit reached (CAPACITY_REACHED)"},
 }
 
@@ -192,6 +196,15 @@ def _reset_arguments(request: ResetRequest | None) -> dict[str, Any]:
             raise ApiError(422, "VALIDATION_ERROR", f"{key}: given both at top level and in options", key)
         options[key] = value
     return {"task": request.task, "seed": request.seed, "episode_id": request.episode_id, "options": options}
+
+
+def _public_episode(row: dict[str, Any]) -> dict[str, Any]:
+    """A stored episode's row without what no one may read back: the session id (a live credential) and the
+    private seed (it reproduces the episode's truth)."""
+    return {"uid": row["uid"], "episode_id": row["episode_id"], "task": row["task"], "seed": row["seed"],
+            "options": row["config"].get("options"), "transport": row["transport"], "status": row["status"],
+            "started_at": row["started_at"], "ended_at": row["ended_at"], "n_steps": row["n_steps"],
+            "total_reward": row["total_reward"]}
 
 
 def _check_reset(arguments: dict[str, Any], default_task: str) -> None:
@@ -326,6 +339,51 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
             manager.close(session.id)
         return _json({"closed": session.id})
 
+    # ------------------------------------------------------------------------------------------ episode store
+    def operator_store(token: str | None) -> EpisodeStore:
+        """The store, for the operator only (``ServerConfig.operator_token`` says why)."""
+        if config.operator_token is None:
+            raise ApiError(403, "BROWSING_OFF", "episode browsing is off: the operator sets DCOPS_OPERATOR_TOKEN "
+                           "and sends it in the X-Operator-Token header")
+        if token is None or not hmac.compare_digest(token.encode(), config.operator_token.encode()):
+            raise ApiError(403, "FORBIDDEN", "X-Operator-Token: missing or wrong", "X-Operator-Token")
+        if store is None:
+            raise ApiError(404, "NO_STORE", "this server keeps no episode store (DCOPS_DB=off)")
+        return store
+
+    @app.get("/episodes", tags=["Episode Store"], responses=_ERRORS,
+             summary="Stored episodes, filtered and paged (operator only)")
+    async def list_episodes(
+        task: str | None = Query(default=None, max_length=200),  # noqa: B008
+        status: str | None = Query(default=None, pattern="^(running|done|abandoned|interrupted)$"),  # noqa: B008
+        since: float | None = Query(default=None, description="started at or after (Unix s)"),  # noqa: B008
+        until: float | None = Query(default=None, description="started before (Unix s)"),  # noqa: B008
+        limit: int = Query(default=100, ge=1, le=1000),  # noqa: B008
+        offset: int = Query(default=0, ge=0),  # noqa: B008
+        x_operator_token: str | None = Header(default=None, alias="X-Operator-Token", max_length=256),  # noqa: B008
+    ) -> Response:
+        rows = operator_store(x_operator_token).episodes(task, status, since, until, limit + 1, offset)
+        more = len(rows) > limit
+        return _json({"episodes": [_public_episode(r) for r in rows[:limit]],
+                      "next_offset": offset + limit if more else None})
+
+    @app.get("/episodes/{uid}", tags=["Episode Store"], responses=_ERRORS,
+             summary="One stored episode and its steps, paged (operator only)")
+    async def get_episode(
+        uid: str,
+        offset: int = Query(default=0, ge=0),  # noqa: B008
+        limit: int = Query(default=100, ge=1, le=1000),  # noqa: B008
+        x_operator_token: str | None = Header(default=None, alias="X-Operator-Token", max_length=256),  # noqa: B008
+    ) -> Response:
+        episodes = operator_store(x_operator_token)
+        row = episodes.episode(uid[:64])
+        if row is None:
+            raise ApiError(404, "EPISODE_NOT_FOUND", f"no stored episode {uid[:64]!r}")
+        steps = episodes.steps(row["uid"], offset, limit + 1)
+        more = len(steps) > limit
+        return _json({"episode": _public_episode(row), "steps": steps[:limit],
+                      "next_offset": steps[limit]["t"] if more else None})
+
     # ------------------------------------------------------------------------------------------ description
     @app.get("/sessions", response_model=SessionsResponse, tags=["State Management"],
              summary="Session capacity and occupancy (no ids)")
@@ -390,12 +448,21 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
                 raise
         session = manager.get(sid)
         if name == "step":
-            return await in_session(session, "step", arguments.get("action"))
+            expected = arguments.get("expected_step")
+            if expected is not None and (isinstance(expected, bool) or not isinstance(expected, int) or expected < 0):
+                raise ApiError(422, "VALIDATION_ERROR", "expected_step: must be a non-negative integer",
+                               "expected_step")
+            return await in_session(session, "step", arguments.get("action"), expected)
+        if name == "close":
+            async with session.lock:
+                manager.close(session.id)
+            return {"closed": session.id}
         if name == "state":
             return await in_session(session, "state")
         return await in_session(session, "suggest", offload=True)
 
-    @app.post("/mcp", tags=["MCP"], summary="JSON-RPC 2.0 (MCP tools reset/step/state/suggest)",
+    @app.post("/mcp", tags=["MCP"], summary="JSON-RPC 2.0 (MCP tools start_episode, play_action, episode_state, "
+              "suggest_action, close_session)",
               openapi_extra={"requestBody": {"required": False, "content": {"application/json": {"schema": {}}}}},
               responses={202: {"description": "notification accepted (no body)"}})
     async def mcp_endpoint(request: Request) -> Response:

@@ -15,6 +15,7 @@ variable                    meaning                                      default
 ``DCOPS_DEFAULT_TASK``      task of a reset that names none              cluster/operations
 ``DCOPS_EPISODE_SECRET``    key of the episodes' private seeds           drawn per process
 ``DCOPS_WORKERS``           worker processes for sessions (0: inline)    0
+``DCOPS_OPERATOR_TOKEN``    token of the episode-browsing endpoints      unset (browsing off)
 ==========================  ===========================================  =====================
 
 ``DCOPS_EPISODE_SECRET`` (any text) makes served episodes reproducible across restarts for the operator: an
@@ -73,6 +74,9 @@ class ServerConfig:
     :param max_body_bytes: largest accepted request body / WebSocket frame (larger → 413 / error frame).
     :param default_task: the task of a reset that does not name one.
     :param episode_secret: the key of every episode's private seed (``dcops.boundary``); never sent to a client.
+    :param operator_token: the ``X-Operator-Token`` that ``GET /episodes`` and ``GET /episodes/{uid}`` require;
+        None turns them off. Why a token: a stored episode of public seed s shows what comes next in any new
+        episode of seed s (same private seed), so reading stored episodes is for the operator, never a policy.
     :param workers: worker processes that hold the sessions and run their steps (:mod:`dcops.server.workers`);
         0 runs them in the server process.
     """
@@ -86,6 +90,7 @@ class ServerConfig:
     default_task: str = DEFAULT_TASK
     episode_secret: bytes = field(default_factory=new_secret, repr=False)
     workers: int = 0
+    operator_token: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls) -> ServerConfig:
@@ -102,6 +107,7 @@ class ServerConfig:
             episode_secret=(secret_from_text(os.environ["DCOPS_EPISODE_SECRET"])
                             if os.environ.get("DCOPS_EPISODE_SECRET") else new_secret()),
             workers=_env_int("DCOPS_WORKERS", 0, 0),
+            operator_token=os.environ.get("DCOPS_OPERATOR_TOKEN") or None,
         )
 
 

@@ -1,7 +1,9 @@
 """A minimal MCP endpoint (JSON-RPC 2.0 over ``POST /mcp``): ``initialize``, ``tools/list``, ``tools/call``.
 
-Why: OpenEnv's production mode and tool-using LLM agents talk MCP; exposing ``reset``, ``step``, ``state`` and
-``suggest`` as tools lets such an agent play any task over the same sessions as HTTP. Every reply is HTTP 200
+Why: OpenEnv's production mode and tool-using LLM agents talk MCP; exposing ``start_episode``, ``play_action``,
+``episode_state``, ``suggest_action`` and ``close_session`` as tools lets such an agent play any task over the
+same sessions as HTTP. The names are not ``reset``/``step``/``state``/``close``: OpenEnv's harness reserves those
+for itself and refuses a server that lists them as tools. Every reply is HTTP 200
 with a JSON-RPC body (a parse error of an empty or broken body included), except notifications, which get 202
 and no body, as the MCP streamable-HTTP transport says. Batches are not supported (MCP dropped them).
 """
@@ -25,7 +27,7 @@ INVALID_PARAMS = -32602
 _SESSION = {"type": "string", "description": "session id returned by reset"}
 TOOLS: list[dict[str, Any]] = [
     {
-        "name": "reset",
+        "name": "start_episode",
         "description": "Start an episode (new session unless session_id is given); returns the first observation "
                        "and the session_id to pass to the other tools.",
         "inputSchema": {
@@ -37,24 +39,34 @@ TOOLS: list[dict[str, Any]] = [
         },
     },
     {
-        "name": "step",
-        "description": "Play one action (see GET /schema for each task family's action object).",
+        "name": "play_action",
+        "description": "Play one action (the /schema endpoint gives each task family's action object); "
+                       "expected_step (optional): the step count before it, so a retried call is not played twice.",
         "inputSchema": {
             "type": "object", "required": ["session_id", "action"],
-            "properties": {"session_id": _SESSION, "action": {"type": "object"}},
+            "properties": {"session_id": _SESSION, "action": {"type": "object"},
+                           "expected_step": {"type": "integer", "minimum": 0}},
         },
     },
     {
-        "name": "state",
+        "name": "episode_state",
         "description": "The episode's ids, counters and current observation.",
         "inputSchema": {"type": "object", "required": ["session_id"], "properties": {"session_id": _SESSION}},
     },
     {
-        "name": "suggest",
+        "name": "suggest_action",
         "description": "The action the task's reference policy would play now.",
         "inputSchema": {"type": "object", "required": ["session_id"], "properties": {"session_id": _SESSION}},
     },
+    {
+        "name": "close_session",
+        "description": "Close the session (its running episode is kept in the store as abandoned).",
+        "inputSchema": {"type": "object", "required": ["session_id"], "properties": {"session_id": _SESSION}},
+    },
 ]
+OPERATIONS = {"start_episode": "reset", "play_action": "step", "episode_state": "state",
+              "suggest_action": "suggest", "close_session": "close"}
+"""Each tool's session operation (what ``run_tool`` is called with)."""
 
 ToolRunner = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -109,12 +121,13 @@ async def handle(body: bytes, run_tool: ToolRunner) -> dict[str, Any] | None:
         arguments = params.get("arguments", {})
         if arguments is None:
             arguments = {}
-        if name not in {tool["name"] for tool in TOOLS}:
-            return _error(request_id, INVALID_PARAMS, f"Invalid params: unknown tool {name!r}")
+        if name not in OPERATIONS:
+            return _error(request_id, INVALID_PARAMS, f"Invalid params: unknown tool {name!r} (tools: "
+                          f"{', '.join(OPERATIONS)})")
         if not isinstance(arguments, dict):
             return _error(request_id, INVALID_PARAMS, "Invalid params: arguments must be an object")
         try:
-            output = await run_tool(name, arguments)
+            output = await run_tool(OPERATIONS[name], arguments)
         except ApiError as exc:
             error = {"code": exc.code, "message": exc.message, "field": exc.field}
             return _result(request_id, {"content": [{"type": "text", "text": dumps(error)}],

@@ -142,7 +142,7 @@ class Session:
         if expected_step is not None and expected_step != episode.step_count:
             return self._retried_step(episode, action, expected_step)
         if episode.done:
-            raise ApiError(409, "EPISODE_OVER", "the episode is over: POST /reset to start another")
+            raise ApiError(409, "EPISODE_OVER", "the episode is over: reset to start another")
         if not isinstance(action, dict):
             raise ApiError(422, "VALIDATION_ERROR", "action: must be a JSON object", "action")
         try:
@@ -199,7 +199,7 @@ class Session:
         self.touch()
         episode = self._require_episode()
         if episode.done:
-            raise ApiError(409, "EPISODE_OVER", "the episode is over: POST /reset to start another")
+            raise ApiError(409, "EPISODE_OVER", "the episode is over: reset to start another")
         return {"policy": episode.adapter.baseline_name, "action": episode.adapter.suggest(episode)}
 
     def close(self) -> None:
@@ -327,7 +327,8 @@ class SessionManager:
         """The live session ``session_id`` of ``transport`` (:class:`ApiError` 400 if none given, 404 if unknown)."""
         if not session_id:
             raise ApiError(400, "NO_SESSION",
-                           "no session id: send the X-Session-Id header (or ?session_id=) that POST /reset returned")
+                           "no session id: give the session id that reset returned (HTTP: the X-Session-Id header or "
+                           "?session_id=; MCP: the session_id argument)")
         session = self._sessions.get(session_id)
         if session is None and session_id in self._evicted:
             raise ApiError(404, "SESSION_EVICTED",

@@ -164,19 +164,24 @@ class EpisodeStore:
             self._db.close()
 
     # ------------------------------------------------------------------------------------------- reading
-    def episodes(self, task: str | None = None, status: str | None = None) -> list[dict[str, Any]]:
-        """Episode rows (oldest first), optionally filtered by task and status."""
+    def episodes(self, task: str | None = None, status: str | None = None, since: float | None = None,
+                 until: float | None = None, limit: int | None = None, offset: int = 0) -> list[dict[str, Any]]:
+        """Episode rows (oldest first), optionally filtered by task, status and start time (Unix seconds,
+        ``since`` ≤ started_at < ``until``) and paged (``limit`` rows from ``offset``)."""
         query = "SELECT * FROM episodes"
-        clauses, params = [], []
-        if task:
-            clauses.append("task = ?")
-            params.append(task)
-        if status:
-            clauses.append("status = ?")
-            params.append(status)
+        clauses: list[str] = []
+        params: list[Any] = []
+        for clause, value in (("task = ?", task), ("status = ?", status), ("started_at >= ?", since),
+                              ("started_at < ?", until)):
+            if value is not None and value != "":
+                clauses.append(clause)
+                params.append(value)
         if clauses:
             query += " WHERE " + " AND ".join(clauses)
         query += " ORDER BY started_at, rowid"
+        if limit is not None:
+            query += " LIMIT ? OFFSET ?"
+            params += [int(limit), int(offset)]
         with self._lock:
             cursor = self._db.execute(query, params)
             names = [c[0] for c in cursor.description]
@@ -185,10 +190,26 @@ class EpisodeStore:
             row["config"] = json.loads(row["config"])
         return rows
 
-    def steps(self, uid: str) -> list[dict[str, Any]]:
-        """The steps of episode ``uid`` in order, JSON columns decoded."""
+    def episode(self, uid: str) -> dict[str, Any] | None:
+        """One episode row, or None."""
         with self._lock:
-            cursor = self._db.execute("SELECT * FROM steps WHERE uid = ? ORDER BY t", (uid,))
+            cursor = self._db.execute("SELECT * FROM episodes WHERE uid = ?", (uid,))
+            names = [c[0] for c in cursor.description]
+            row = cursor.fetchone()
+        if row is None:
+            return None
+        episode = dict(zip(names, row, strict=True))
+        episode["config"] = json.loads(episode["config"])
+        return episode
+
+    def steps(self, uid: str, offset: int = 0, limit: int | None = None) -> list[dict[str, Any]]:
+        """The steps of episode ``uid`` in order (``limit`` of them from step ``offset``), JSON columns decoded."""
+        query, params = "SELECT * FROM steps WHERE uid = ? AND t >= ? ORDER BY t", [uid, int(offset)]
+        if limit is not None:
+            query += " LIMIT ?"
+            params.append(int(limit))
+        with self._lock:
+            cursor = self._db.execute(query, params)
             names = [c[0] for c in cursor.description]
             rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
         for row in rows:
@@ -196,6 +217,43 @@ class EpisodeStore:
                 row[key] = json.loads(row[key]) if row[key] is not None else None
             row["done"] = bool(row["done"])
         return rows
+
+    def prune(self, keep_days: float | None = None, max_bytes: int | None = None,
+              now: float | None = None) -> dict[str, int]:
+        """Delete ended episodes (never running ones): those started more than ``keep_days`` ago, then the oldest
+        until the stored steps take at most ``max_bytes``; reclaim the space (``VACUUM``). Returns the episodes
+        deleted and the database file's size before and after, bytes."""
+        now = time.time() if now is None else now
+        before = self._file_bytes()
+        doomed: list[str] = []
+        with self._lock:
+            ended = self._db.execute(
+                "SELECT e.uid, e.started_at, COALESCE(SUM(LENGTH(s.observation) + LENGTH(s.info) + "
+                "COALESCE(LENGTH(s.action), 0) + 64), 0) FROM episodes e LEFT JOIN steps s ON s.uid = e.uid "
+                "WHERE e.status != 'running' GROUP BY e.uid ORDER BY e.started_at, e.rowid").fetchall()
+            total = self._db.execute(
+                "SELECT COALESCE(SUM(LENGTH(observation) + LENGTH(info) + COALESCE(LENGTH(action), 0) + 64), 0) "
+                "FROM steps").fetchone()[0]
+        for uid, started_at, size in ended:
+            old = keep_days is not None and started_at < now - keep_days * 86400.0
+            big = max_bytes is not None and total > max_bytes
+            if old or big:
+                doomed.append(uid)
+                total -= size
+        with self._transaction():
+            for uid in doomed:
+                self._db.execute("DELETE FROM steps WHERE uid = ?", (uid,))
+                self._db.execute("DELETE FROM episodes WHERE uid = ?", (uid,))
+        if doomed:
+            with self._lock:
+                self._db.execute("VACUUM")
+        return {"deleted_episodes": len(doomed), "bytes_before": before, "bytes_after": self._file_bytes()}
+
+    def _file_bytes(self) -> int:
+        with self._lock:
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        return sum(p.stat().st_size for p in (self.path, self.path.with_name(self.path.name + "-wal"))
+                   if p.exists())
 
     def trajectories(self, task: str | None = None, status: str | None = None) -> Iterator[dict[str, Any]]:
         """One dict per episode: its row plus ``steps`` (what ``dcops export`` writes, one JSON line each)."""

@@ -151,7 +151,11 @@ def test_mcp_answers_json_rpc_even_to_an_empty_body(client):
     init = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}).json()
     assert init["result"]["serverInfo"]["name"] == "dcops"
     tools = client.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).json()
-    assert {t["name"] for t in tools["result"]["tools"]} >= {"reset", "step", "state"}
+    from openenv.core.harness.rollout import RESERVED_TOOL_NAMES
+
+    names = {t["name"] for t in tools["result"]["tools"]}
+    assert names == {"start_episode", "play_action", "episode_state", "suggest_action", "close_session"}
+    assert not names & RESERVED_TOOL_NAMES  # OpenEnv's harness refuses a server listing these
     assert client.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}).status_code == 202
 
 
@@ -160,11 +164,21 @@ def test_mcp_tools_play_an_episode(client):
         body = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
         return client.post("/mcp", json=body).json()["result"]
 
-    reset = call("reset", {"task": "queue/weighted_tardiness", "seed": 1, "options": {"n_jobs": 10}}, 1)
+    reset = call("start_episode", {"task": "queue/weighted_tardiness", "seed": 1, "options": {"n_jobs": 10}}, 1)
     assert reset["isError"] is False
     sid = reset["structuredContent"]["session_id"]
-    step = call("step", {"session_id": sid, "action": {"slot": 0}}, 2)
+    step = call("play_action", {"session_id": sid, "action": {"slot": 0}, "expected_step": 0}, 2)
     assert step["isError"] is False and isinstance(step["structuredContent"]["reward"], float)
-    assert call("state", {"session_id": sid}, 3)["structuredContent"]["step_count"] == 1
-    bad = call("step", {"session_id": sid, "action": {"slot": "first"}}, 4)
+    again = call("play_action", {"session_id": sid, "action": {"slot": 0}, "expected_step": 0}, 3)
+    assert again["structuredContent"]["metadata"]["replayed"] is True
+    assert call("episode_state", {"session_id": sid}, 4)["structuredContent"]["step_count"] == 1
+    bad = call("play_action", {"session_id": sid, "action": {"slot": "first"}}, 5)
     assert bad["isError"] is True and bad["structuredContent"]["field"] == "action.slot"
+    message = call("play_action", {"action": {"slot": 0}}, 6)["structuredContent"]["message"]
+    assert "POST /" not in message and "session_id argument" in message  # says what an MCP client must do
+    assert call("close_session", {"session_id": sid}, 7)["structuredContent"] == {"closed": sid}
+    gone = call("episode_state", {"session_id": sid}, 8)
+    assert gone["isError"] is True and gone["structuredContent"]["code"] == "SESSION_NOT_FOUND"
+    old = client.post("/mcp", json={"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+                                    "params": {"name": "step", "arguments": {}}}).json()
+    assert "unknown tool" in old["error"]["message"]
