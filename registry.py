@@ -24,6 +24,7 @@ _TASKS: dict[str, str] = {
     "placement/cost_pressure": "dcops.cluster.placement.env:make_cost_pressure",
     "placement/wait_for_capacity": "dcops.cluster.placement.env:make_wait_for_capacity",
     "placement/reserve_large_gpu": "dcops.cluster.placement.env:make_reserve_large_gpu",
+    "placement/generated": "dcops.cluster.placement.env:make_generated",
 }
 
 

@@ -223,7 +223,17 @@ class CoolingAdapter(Adapter):
             env.decode_action(vector)  # the environment's own check (names the field on failure)
         except ValueError as exc:
             raise ActionError("action", str(exc)) from None
-        return vector, {"setpoints": vector.tolist()}
+        # The environment clips to its box, as Gymnasium environments do; the echo says so, never silently.
+        space = episode.env.action_space
+        applied = np.clip(vector, space.low.astype(np.float64), space.high.astype(np.float64))
+        names = ([f"fan_speed[{zone}]" for zone in zones] + [f"supply_setpoint_c[{zone}]" for zone in zones]
+                 + list(plant_names))
+        clipped = [{"field": name, "given": float(given), "applied": float(value)}
+                   for name, given, value in zip(names, vector, applied, strict=True) if given != value]
+        echo: dict[str, Any] = {"setpoints": applied.tolist()}
+        if clipped:
+            echo["clipped"] = clipped
+        return applied, echo
 
     def observe(self, episode: Episode, raw: Any, info: dict[str, Any]) -> dict[str, Any]:
         env = episode.env.unwrapped

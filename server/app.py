@@ -4,8 +4,9 @@
 Endpoints (wire models in :mod:`dcops.models`):
 
 =====================  ==========================================================================================
-``WS /ws``             one session per connection; frames ``{"type": "reset"|"step"|"state"|"close", "data"}``;
-                       replies ``observation`` / ``state`` / ``error`` (``{"message", "code", "field"}``) frames;
+``WS /ws``             one session per connection; frames ``{"type": "reset"|"step"|"state"|"suggest"|"close",
+                       "data"}``; replies ``observation`` / ``state`` / ``suggestion`` / ``error`` (``{"message",
+                       "code", "field"}``) frames;
                        past the session limit one ``CAPACITY_REACHED`` error frame, then close
 ``POST /reset``        ``{seed?, episode_id?, task?, options?, ...}`` → ``{observation, reward: null, done,
                        metadata, session_id}`` (+ ``X-Session-Id`` header); with a session id, resets that session
@@ -593,11 +594,14 @@ async def _serve_socket(websocket: WebSocket, session: Session, config: ServerCo
                 out = _frame("observation", reply)
             elif kind == "state":
                 out = _frame("state", await in_session(session, "state"))
+            elif kind == "suggest":
+                out = _frame("suggestion", await in_session(session, "suggest", offload=True))
             elif kind == "close":
                 await websocket.close(code=1000)
                 return
             else:
-                raise ApiError(400, "UNKNOWN_TYPE", f"type: must be reset, step, state or close, got {kind!r}", "type")
+                raise ApiError(400, "UNKNOWN_TYPE", f"type: must be reset, step, state, suggest or close, got {kind!r}",
+                               "type")
         except ApiError as exc:
             await _send_error(websocket, exc)
             continue

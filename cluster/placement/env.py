@@ -273,10 +273,17 @@ def make_reserve_large_gpu(**config: Any) -> PlacementEnv:
     return make_placement_env("reserve_large_gpu", **config)
 
 
+def make_generated(**config: Any) -> PlacementEnv:
+    """``placement/generated``: a new scenario drawn from the seed at every reset (``generator.py``), so the
+    seed of a reset chooses the instance."""
+    return make_placement_env("generated", **config)
+
+
 __all__ = [
     "PlacementEnv",
     "make_cost_pressure",
     "make_deadline_crunch",
+    "make_generated",
     "make_placement_env",
     "make_reserve_large_gpu",
     "make_wait_for_capacity",

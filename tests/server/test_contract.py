@@ -182,3 +182,21 @@ def test_mcp_tools_play_an_episode(client):
     old = client.post("/mcp", json={"jsonrpc": "2.0", "id": 9, "method": "tools/call",
                                     "params": {"name": "step", "arguments": {}}}).json()
     assert "unknown tool" in old["error"]["message"]
+
+
+def test_generated_placement_instances_follow_the_seed(client):
+    def first_jobs(seed):
+        reply = client.post("/reset", json={"task": "placement/generated", "seed": seed}).json()
+        return reply["observation"]
+
+    assert first_jobs(3) == first_jobs(3)
+    assert first_jobs(3) != first_jobs(4)
+
+
+def test_a_websocket_client_may_ask_for_the_reference_action(client):
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "reset", "data": {"task": "queue/weighted_tardiness", "seed": 2}})
+        assert ws.receive_json()["type"] == "observation"
+        ws.send_json({"type": "suggest"})
+        frame = ws.receive_json()
+        assert frame["type"] == "suggestion" and set(frame["data"]["action"]) == {"slot"}

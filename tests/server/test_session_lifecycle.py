@@ -162,3 +162,13 @@ def test_reset_on_a_session_the_server_lost_opens_a_new_one_with_a_warning(tmp_p
                 strict.step(ACTION)
     finally:
         restarted.stop()
+
+
+def test_an_out_of_range_set_point_is_applied_clipped_and_the_reply_says_so(client_factory):
+    with client_factory(None) as server:
+        sid = _reset(server)
+        reply = _step(server, sid, fan=1.5).json()
+        echo = reply["metadata"]["action"]
+        assert echo["clipped"] == [{"field": "fan_speed[hall]", "given": 1.5, "applied": 1.0}]
+        assert echo["setpoints"][0] == 1.0
+        assert "clipped" not in _step(server, sid, fan=0.5).json()["metadata"]["action"]
