@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -89,21 +91,129 @@ json_like = st.recursive(
         ["request_id", "decision", "defer_to_window", "x"]), children, max_size=4),
     max_leaves=12,
 )
+STRANGERS = ["r0004", "r9999", "", "R0001"]
+N_WINDOWS = 8
+
+# Entries mostly about the pending ids (so most examples make real decisions), with strangers, duplicates, bad
+# windows, odd spellings and junk mixed in.
+good_entry = st.one_of(
+    st.fixed_dictionaries({"request_id": st.sampled_from(PENDING),
+                           "decision": st.sampled_from(["ACCEPT", "REJECT", "accept", " reject ", 0, 1])}),
+    st.fixed_dictionaries({"request_id": st.sampled_from(PENDING), "decision": st.sampled_from(["DEFER", 2]),
+                           "defer_to_window": st.integers(1, N_WINDOWS - 1)}),
+)
+decision_entry = st.fixed_dictionaries(
+    {"request_id": st.sampled_from(PENDING + STRANGERS),
+     "decision": st.sampled_from(["ACCEPT", "DEFER", " Defer ", 2, 3, True, "MAYBE", None, 1.0])},
+    optional={"defer_to_window": st.integers(-1, N_WINDOWS + 1) | st.sampled_from([None, True, 4.0, "5"])},
+)
+structured_entries = st.lists(st.one_of(good_entry, good_entry, decision_entry, json_like), min_size=1, max_size=10)
 
 
-@settings(max_examples=150, deadline=None)
-@given(json_like, st.integers(0, 7))
-def test_any_structured_input_resolves_to_exactly_one_decision_per_pending_request(entries, window):
-    batch = resolve_structured(entries, PENDING, window=window, n_windows=8)
-    assert sorted(batch.decisions) == PENDING
-    for decision in batch.decisions.values():
-        if decision.kind is DecisionKind.DEFER:
-            assert window < decision.defer_to_window < 8
+def expected_structured(entries: list, window: int) -> tuple[dict, dict]:
+    """The module docstring's rules, applied entry by entry: (decision by id, report lists)."""
+    chosen: dict[str, tuple[DecisionKind, int | None]] = {}
+    report = {"duplicates": [], "unknown_ids": [], "bad_defer": [], "malformed": 0}
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("request_id"), str) or not entry["request_id"]:
+            report["malformed"] += 1
+            continue
+        rid, raw, target = entry["request_id"], entry.get("decision"), entry.get("defer_to_window")
+        if isinstance(raw, str) and raw.strip().upper() in ("ACCEPT", "REJECT", "DEFER"):
+            kind = DecisionKind[raw.strip().upper()]
+        elif type(raw) is int and 0 <= raw <= 2:
+            kind = DecisionKind(raw)
+        else:
+            report["malformed"] += 1
+            continue
+        if kind is DecisionKind.DEFER and type(target) is not int:
+            report["malformed"] += 1
+            continue
+        if rid not in PENDING:
+            report["unknown_ids"].append(rid)
+        elif rid in chosen or rid in report["bad_defer"]:
+            report["duplicates"].append(rid)
+        elif kind is DecisionKind.DEFER and not window < target < N_WINDOWS:
+            report["bad_defer"].append(rid)
+        else:
+            chosen[rid] = (kind, target if kind is DecisionKind.DEFER else None)
+    default = (DecisionKind.DEFER, window + 1) if window + 1 < N_WINDOWS else (DecisionKind.REJECT, None)
+    decisions = {rid: chosen.get(rid, default) for rid in PENDING}
+    report["undecided"] = [rid for rid in PENDING if rid not in chosen and rid not in report["bad_defer"]]
+    return decisions, report
 
 
-@settings(max_examples=150, deadline=None)
-@given(st.lists(st.floats(allow_nan=True, allow_infinity=True, width=32), max_size=8), st.integers(0, 7))
-def test_any_array_input_resolves_to_exactly_one_decision_per_pending_request(codes, window):
-    batch = resolve_array(codes, PENDING, [], window=window, n_windows=8, max_slots=6, max_defer=4)
-    assert sorted(batch.decisions) == PENDING
-    assert batch.report.count >= 0
+@settings(max_examples=200, deadline=None)
+@given(structured_entries, st.integers(0, N_WINDOWS - 1))
+def test_any_structured_input_resolves_by_the_documented_rules(entries, window):
+    batch = resolve_structured(entries, PENDING, window=window, n_windows=N_WINDOWS)
+    decisions, report = expected_structured(entries, window)
+    assert {rid: (d.kind, d.defer_to_window) for rid, d in batch.decisions.items()} == decisions
+    assert list(batch.decisions) == PENDING
+    assert batch.report.duplicates == report["duplicates"]
+    assert batch.report.unknown_ids == report["unknown_ids"]
+    assert batch.report.bad_defer == report["bad_defer"]
+    assert batch.report.undecided == report["undecided"]
+    assert len(batch.report.malformed) == report["malformed"]
+    assert batch.report.count == (len(report["duplicates"]) + len(report["unknown_ids"]) + len(report["bad_defer"])
+                                  + report["malformed"] + len(report["undecided"]))
+    assert batch.defaulted == [rid for rid in PENDING if rid in report["undecided"] or rid in report["bad_defer"]]
+
+
+MAX_SLOTS, MAX_DEFER = 6, 4
+array_codes = st.one_of(
+    st.lists(st.integers(0, MAX_DEFER + 1), min_size=MAX_SLOTS, max_size=MAX_SLOTS),  # in the action space
+    st.lists(st.integers(-1, MAX_DEFER + 2) | st.floats(allow_nan=True, allow_infinity=True, width=32)
+             | st.sampled_from([0.0, 1.0, 2.5]), min_size=MAX_SLOTS, max_size=MAX_SLOTS),
+    st.lists(st.integers(0, MAX_DEFER + 1), max_size=MAX_SLOTS + 2),  # often the wrong length
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(array_codes, st.integers(0, N_WINDOWS - 1))
+def test_any_array_input_resolves_by_the_documented_codes(codes, window):
+    batch = resolve_array(codes, PENDING, [], window=window, n_windows=N_WINDOWS, max_slots=MAX_SLOTS,
+                          max_defer=MAX_DEFER)
+    default = (DecisionKind.DEFER, window + 1) if window + 1 < N_WINDOWS else (DecisionKind.REJECT, None)
+    got = {rid: (d.kind, d.defer_to_window) for rid, d in batch.decisions.items()}
+    assert list(got) == PENDING
+    if len(codes) != MAX_SLOTS:  # the wrong shape: one malformed entry, every request undecided, defaults
+        assert len(batch.report.malformed) == 1 and batch.report.undecided == PENDING
+        assert got == dict.fromkeys(PENDING, default) and batch.report.count == 1 + len(PENDING)
+        return
+    expected, malformed, bad_defer = {}, 0, []
+    for rid, code in zip(PENDING, codes, strict=False):  # slots past the pending ids are padding
+        if not math.isfinite(code) or code != int(code) or not 0 <= code <= MAX_DEFER + 1:
+            expected[rid], malformed = default, malformed + 1
+        elif code == 0:
+            expected[rid] = (DecisionKind.ACCEPT, None)
+        elif code == 1:
+            expected[rid] = (DecisionKind.REJECT, None)
+        elif window + int(code) - 1 < N_WINDOWS:  # 1 + k = DEFER by k windows
+            expected[rid] = (DecisionKind.DEFER, window + int(code) - 1)
+        else:
+            expected[rid] = default
+            bad_defer.append(rid)
+    assert got == expected
+    assert len(batch.report.malformed) == malformed and batch.report.bad_defer == bad_defer
+    assert batch.report.undecided == [] and batch.report.count == malformed + len(bad_defer)
+
+
+def share_deciding(strategy, resolve) -> float:
+    """Share of a fixed (derandomised) sample of ``strategy`` whose resolution decides a pending request."""
+    hits: list[bool] = []
+
+    @settings(max_examples=100, deadline=None, database=None, derandomize=True)
+    @given(strategy)
+    def sample(value):
+        hits.append(len(resolve(value).defaulted) < len(PENDING))
+
+    sample()
+    return sum(hits) / len(hits)
+
+
+def test_the_property_strategies_mostly_make_real_decisions():
+    """The properties above are only worth something if their examples decide pending requests."""
+    assert share_deciding(structured_entries, lambda e: resolve_structured(e, PENDING, 2, N_WINDOWS)) > 0.6
+    assert share_deciding(array_codes, lambda c: resolve_array(c, PENDING, [], 2, N_WINDOWS, MAX_SLOTS,
+                                                               MAX_DEFER)) > 0.5

@@ -197,15 +197,101 @@ _json = st.recursive(
 )
 
 
+_STRANGERS = ["r9999", "decisions", "", "R0025"]
+
+
+def _answer_pairs(view):
+    """(key, value) entries of an answer object: keys mostly the view's pending ids (repeats included) plus
+    strangers; values mostly decisions, some with bad words or windows, some arbitrary JSON."""
+    ids = _ids(view)
+    w, n = view["window"], view["n_windows"]
+    value = st.one_of(
+        st.fixed_dictionaries({"decision": st.sampled_from(["ACCEPT", "REJECT", " accept ", "reject"])},
+                              optional={"reasoning": st.text(max_size=12)}),
+        st.fixed_dictionaries({"decision": st.sampled_from(["DEFER", "defer"]),
+                               "defer_to_window": st.integers(w + 1, n - 1)}),
+        st.fixed_dictionaries({"decision": st.sampled_from(["DEFER", " Defer"])},  # the window's edges and types
+                              optional={"defer_to_window": st.sampled_from(
+                                  [w, n, w - 1, float(w + 1), w + 1.5, True, None, str(w + 1)])}),
+        st.fixed_dictionaries({"decision": st.sampled_from(["MAYBE", "", 1, None])},
+                              optional={"defer_to_window": st.integers(-1, n + 1)}),
+        _json,
+    )
+    key = st.sampled_from(ids * 2 + _STRANGERS)
+    return st.lists(st.tuples(key, value), max_size=len(ids) + 4)
+
+
+def _expected_answer(pairs, view):
+    """Decisions and (id, code) problems by the parser's documented rules (its module docstring)."""
+    pending = _ids(view)
+    w, n = view["window"], view["n_windows"]
+    chosen, problems, seen = {}, [], set()
+    for rid, value in pairs:
+        if rid not in pending:
+            problems.append((rid, "unknown_id"))
+            continue
+        if rid in seen:
+            problems.append((rid, "duplicate"))
+            continue
+        seen.add(rid)
+        word = value.get("decision") if isinstance(value, dict) else None
+        word = word.strip().upper() if isinstance(word, str) else None
+        if word not in ("ACCEPT", "REJECT", "DEFER"):
+            problems.append((rid, "bad_decision"))
+        elif word != "DEFER":
+            chosen[rid] = {"request_id": rid, "decision": word}
+        else:
+            target = value.get("defer_to_window")
+            integral = (type(target) is int) or (type(target) is float and target.is_integer())
+            if integral and w < target < n:
+                chosen[rid] = {"request_id": rid, "decision": "DEFER", "defer_to_window": int(target)}
+            else:
+                problems.append((rid, "bad_window"))
+    problems += [(rid, "missing") for rid in pending if rid not in seen]
+    decisions = [chosen.get(rid) or _default(view, rid) for rid in pending]
+    return decisions, problems, [rid for rid in pending if rid not in chosen]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), tail=st.text(max_size=20))
+def test_any_answer_object_is_judged_entry_by_entry_by_the_documented_rules(view, data, tail):
+    pairs = data.draw(_answer_pairs(view))
+    text = "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pairs) + "}" + tail
+    result = parse_decisions(text, view)
+    decisions, problems, defaulted = _expected_answer(pairs, view)
+    assert result.decisions == decisions
+    assert [(p.request_id, p.code) for p in result.problems] == problems
+    assert result.defaulted == defaulted and result.n_invalid == len(problems)
+    assert result.format_ok == (not problems)
+    _assert_valid_for_env(result, view)
+
+
+def test_the_answer_strategy_mostly_decides_real_requests(view):
+    """The property above is worth something only if its answers decide pending requests: most do."""
+    decided: list[int] = []
+
+    @settings(max_examples=100, deadline=None, database=None, derandomize=True)
+    @given(pairs=_answer_pairs(view))
+    def sample(pairs):
+        text = "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pairs) + "}"
+        result = parse_decisions(text, view)
+        decided.append(len(_ids(view)) - len(result.defaulted))
+
+    sample()
+    assert sum(d > 0 for d in decided) / len(decided) > 0.6
+    assert max(decided) >= 4
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(obj=_json, tail=st.text(max_size=20))
 def test_arbitrary_json_never_raises_and_is_consistent(view, obj, tail):
+    """Arbitrary JSON (rarely an answer): one decision per pending id, every default explained by a problem."""
     result = parse_decisions(json.dumps(obj) + tail, view)
     _assert_valid_for_env(result, view)
+    assert result.n_invalid == len(result.problems)
+    assert set(result.defaulted) <= {p.request_id for p in result.problems}  # every default has its reason
     decided = {d["request_id"] for d in result.decisions} - set(result.defaulted)
-    reported = {p.request_id for p in result.problems}
-    assert not decided & reported or any(p.code in ("duplicate",) for p in result.problems)
-    assert set(result.defaulted) <= reported | {p.request_id for p in result.problems}
+    assert all(p.code == "duplicate" for p in result.problems if p.request_id in decided)
 
 
 def test_deeply_nested_json_does_not_raise(view):

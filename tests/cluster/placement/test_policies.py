@@ -50,8 +50,8 @@ def test_wait_for_capacity_really_rewards_deferring_the_first_tick():
     assert sim.feasible(), "something could start at tick 0"
     _, plan = OptimumSolver(scenario).solve()
     assert isinstance(plan[0], Defer)
-    assert isinstance(run_episode(scenario, HEURISTICS[3]()).history[0], object)
-    assert run_episode(scenario, HEURISTICS[3]()).history[0].action == "defer"  # cheapest waits too
+    first = run_episode(scenario, HEURISTICS[3]()).history[0]
+    assert first.action == "defer" and first.tick == 0  # cheapest waits too
     for cls in HEURISTICS[:3]:  # the work-conserving ones start J1 at once
         assert run_episode(scenario, cls()).history[0].action == "place"
 
