@@ -117,9 +117,8 @@ class BodySizeLimit:
         headers = dict(scope.get("headers") or [])
         length = headers.get(b"content-length")
         if length is not None:
-            try:
-                declared = int(length)
-            except ValueError:
+            declared = int(length) if length.isdigit() else -1  # digits only: no sign, space, or fraction
+            if declared < 0:
                 await _send_json(send, 400, {"detail": "invalid Content-Length", "code": "BAD_REQUEST"})
                 return
             if declared > self.max_bytes:
