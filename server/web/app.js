@@ -8,9 +8,11 @@ const BANDS = { low: 18, high: 27, max: 32 };
 
 const S = {
   sessionId: null, task: null, family: null, obs: null, meta: null, tasks: [],
-  rewards: [], inletSeries: [], done: false, busy: false, autoplay: false,
-  selection: null, baseline: "",
+  rewards: [], inletSeries: [], plantSeries: [], history: [], done: false, busy: false, autoplay: false,
+  selection: null, baseline: "", decisions: {}, page: 0, replay: null,
 };
+const PAGE = 12;  // pending requests per page of the cluster table
+const COLORS = ["#4cc2ff", "#f778ba", "#a371f7", "#e3b341", "#56d364", "#ff7b72"];
 
 function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
@@ -41,8 +43,8 @@ function log(message, isError = false) {
   while ($("log").children.length > 80) $("log").lastChild.remove();
 }
 
-async function api(method, path, body) {
-  const headers = { Accept: "application/json" };
+async function api(method, path, body, extraHeaders) {
+  const headers = { Accept: "application/json", ...(extraHeaders || {}) };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (S.sessionId) headers["X-Session-Id"] = S.sessionId;
   const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -68,6 +70,89 @@ async function init() {
   $("step-btn").addEventListener("click", () => guarded(() => play(currentAction())));
   $("baseline-btn").addEventListener("click", () => guarded(baselineStep));
   $("autoplay-btn").addEventListener("click", toggleAutoplay);
+  $("episodes-form").addEventListener("submit", (e) => { e.preventDefault(); guarded(listEpisodes); });
+  $("replay-restart").addEventListener("click", () => guarded(() => replayTo(0)));
+  $("replay-next").addEventListener("click", () => guarded(() => replayTo(S.replay.index + 1)));
+  $("replay-play").addEventListener("click", () => guarded(async () => {
+    while (S.replay && S.replay.index + 1 < S.replay.steps.length) { replayTo(S.replay.index + 1); await sleep(120); }
+  }));
+  $("replay-exit").addEventListener("click", () => { S.replay = null; $("workspace").classList.add("hidden");
+    $("intro").classList.remove("hidden"); $("stored").classList.remove("hidden"); setButtons(); });
+}
+
+// ------------------------------------------------------------------------------------------ stored episodes
+function operatorHeaders() {
+  return { "X-Operator-Token": $("operator-token").value };
+}
+
+async function listEpisodes() {
+  const task = $("episodes-task").value.trim();
+  const query = new URLSearchParams({ limit: "50" });
+  if (task) query.set("task", task);
+  let reply;
+  try { reply = await api("GET", `/episodes?${query}`, undefined, operatorHeaders()); } catch (err) {
+    $("episodes").replaceChildren(h("div", { class: "error late" }, err.message));  // the log is not on this page
+    throw err;
+  }
+  const rows = reply.episodes.slice().reverse().map((e) => h("tr", {},
+    h("td", {}, e.task), h("td", { class: "num" }, e.seed), h("td", {}, e.status), h("td", { class: "num" }, e.n_steps),
+    h("td", { class: "num" }, fmt(e.total_reward, 3)), h("td", {}, new Date(1000 * e.started_at).toISOString().slice(0, 19).replace("T", " ")),
+    h("td", {}, h("button", { "data-uid": e.uid, onclick: () => guarded(() => replayEpisode(e)) }, "replay"))));
+  $("episodes").replaceChildren(h("table", { class: "episodes-table" },
+    h("tr", {}, ["task", "seed", "status", "steps", "return", "started (UTC)", ""].map((c) => h("th", {}, c))),
+    rows.length ? rows : h("tr", {}, h("td", { colspan: 7, class: "muted" }, "no stored episode"))));
+  log(`${reply.episodes.length} stored episode(s)${reply.next_offset !== null ? " (the 50 oldest; filter by task)" : ""}`);
+}
+
+async function replayEpisode(e) {
+  const steps = [];
+  let offset = 0;
+  while (offset !== null && steps.length < 5000) {
+    const page = await api("GET", `/episodes/${encodeURIComponent(e.uid)}?offset=${offset}&limit=1000`, undefined, operatorHeaders());
+    steps.push(...page.steps);
+    offset = page.next_offset;
+  }
+  if (!steps.length || steps[0].observation === null) throw new Error("this episode was stored without observations (DCOPS_STORE_OBS=0): nothing to replay");
+  S.autoplay = false; S.sessionId = null;
+  S.task = e.task; S.family = e.task.split("/")[0];
+  S.replay = { episode: e, steps, index: -1 };
+  $("intro").classList.add("hidden"); $("stored").classList.add("hidden");
+  $("workspace").classList.remove("hidden");
+  $("decision-card").classList.add("hidden"); $("replay-bar").classList.remove("hidden");
+  $("replay-title").textContent = `${e.task} · seed ${e.seed} · ${e.status} · ${e.n_steps} steps`;
+  log(`replaying stored episode ${e.uid.slice(0, 8)} of ${e.task}`);
+  replayTo(0);
+}
+
+function replayReply(i) {
+  const steps = S.replay.steps, st = steps[i];
+  const total = steps.slice(1, i + 1).reduce((a, x) => a + (x.reward || 0), 0);
+  return { observation: st.observation, reward: st.reward, done: st.done,
+    metadata: { step: st.t, total_reward: total, info: st.info, action: st.action } };
+}
+
+function replayTo(target) {
+  const r = S.replay;
+  if (!r) return;
+  target = Math.max(0, Math.min(target, r.steps.length - 1));
+  if (target <= r.index) {  // back to the start: every series is rebuilt step by step
+    S.rewards = []; S.inletSeries = []; S.plantSeries = []; S.history = []; S.decisions = {}; S.page = 0; r.index = -1;
+  }
+  while (r.index < target) {
+    r.index += 1;
+    const reply = replayReply(r.index);
+    const next = r.steps[r.index + 1];  // the table shows the decisions the player made in this window
+    S.decisions = {};
+    for (const d of (next && next.action && next.action.decisions) || []) {
+      S.decisions[d.request_id] = { decision: d.decision, defer_to_window: d.defer_to_window ?? reply.observation.window + 1 };
+    }
+    if (r.index > 0) S.rewards.push(reply.reward);
+    render(reply, r.index === 0);
+  }
+  const action = r.steps[r.index].action;
+  $("replay-action").replaceChildren(h("div", { class: "muted" }, `step ${r.index} of ${r.steps.length - 1}: the action that led here`),
+    action ? h("pre", { class: "dashboard" }, JSON.stringify(action, null, 1).slice(0, 2000)) : h("div", { class: "muted" }, "(reset)"));
+  $("replay-next").disabled = r.index + 1 >= r.steps.length;
 }
 
 async function guarded(fn) {
@@ -100,9 +185,11 @@ async function newEpisode() {
   S.sessionId = reply.session_id;
   S.task = task;
   S.family = task.split("/")[0];
-  S.rewards = []; S.inletSeries = []; S.done = false; S.selection = null;
+  S.rewards = []; S.inletSeries = []; S.plantSeries = []; S.history = []; S.done = false; S.selection = null;
+  S.decisions = {}; S.page = 0; S.replay = null;
+  $("replay-bar").classList.add("hidden"); $("decision-card").classList.remove("hidden");
   S.baseline = reply.metadata.baseline || "";
-  $("intro").classList.add("hidden");
+  $("intro").classList.add("hidden"); $("stored").classList.add("hidden");
   $("workspace").classList.remove("hidden");
   $("baseline-name").textContent = S.baseline ? `baseline: ${S.baseline}` : "";
   log(`new episode of ${task} (seed ${reply.metadata.seed}, episode ${reply.metadata.episode_id.slice(0, 8)})`);
@@ -112,7 +199,14 @@ async function newEpisode() {
 async function play(action) {
   const reply = await api("POST", "/step", { action });
   S.rewards.push(reply.reward);
-  const note = reply.metadata.info && reply.metadata.info.invalid_reason ? ` — invalid: ${reply.metadata.info.invalid_reason}` : "";
+  S.decisions = {};
+  const info = reply.metadata.info || {};
+  let note = info.invalid_reason ? ` — invalid: ${info.invalid_reason}` : "";
+  if (info.invalid && info.invalid.count) {
+    const kinds = ["undecided", "unknown_ids", "duplicates", "bad_defer", "malformed"]
+      .filter((k) => (info.invalid[k] || []).length).map((k) => `${k.replace("_", " ")} ${info.invalid[k].length}`);
+    note = ` — ${info.invalid.count} invalid decision(s): ${kinds.join(", ")}`;
+  }
   log(`step ${reply.metadata.step}: reward ${fmt(reply.reward, 3)}${note}`, Boolean(note));
   render(reply, false);
 }
@@ -139,8 +233,9 @@ function render(reply, fresh) {
   $("step-total").textContent = total ? ` / ${total}` : "";
   $("total-reward").textContent = fmt(reply.metadata.total_reward, 3);
   $("done-chip").classList.toggle("hidden", !reply.done);
-  if (reply.done) {
-    const score = reply.metadata.info && reply.metadata.info.score;
+  const info = reply.metadata.info || {};
+  const score = info.score !== undefined ? info.score : (info.episode || {}).score;
+  if (reply.done && !S.replay && !S.replayRewind) {
     log(`episode over: return ${fmt(reply.metadata.total_reward, 3)}${score !== undefined ? `, score ${fmt(score, 3)}` : ""}`);
   }
   const view = $("view");
@@ -149,6 +244,7 @@ function render(reply, fresh) {
   else if (S.family === "placement") renderPlacement(view, fresh);
   else if (S.family === "queue") renderQueue(view, fresh);
   else if (S.family === "cluster") renderCluster(view, fresh);
+  if (reply.done && S.family === "cluster" && info.episode) view.prepend(clusterScorecard(info.episode));
   renderRewards();
   setButtons();
 }
@@ -184,7 +280,20 @@ function renderCooling(view, fresh) {
       h("div", { class: "temp" }, `${fmt(z.inlet_c)} °C`),
       h("div", { class: "meta" }, `inlet (sensor)${trueInlets[i] !== undefined ? ` · true ${fmt(trueInlets[i])} °C` : ""}`),
       h("div", { class: "meta" }, `load ${fmt(100 * z.load_fraction, 0)} % · fan ${fmt(100 * z.fan_speed, 0)} % · supply ${fmt(z.supply_c)} °C`)))));
-  view.appendChild(inletChart(o.zones.map((z) => z.id), o.n_steps));
+  const diagnostics = S.meta.diagnostics;  // sent once the episode is over: the true inlets, step by step
+  const trueSeries = diagnostics ? diagnostics.steps.map((d) => d.inlet_c) : null;
+  view.appendChild(inletChart(o.zones.map((z) => z.id), o.n_steps, trueSeries));
+  if (trueSeries) view.appendChild(h("div", { class: "small muted" }, "dashed: true inlets (shown now that the episode is over; sensors may drift)"));
+  S.plantSeries.push({ chillers: 100 * o.plant.chillers_available, economiser: 100 * o.plant.economiser_fraction });
+  const faults = [];
+  S.plantSeries.forEach((r, i) => { if (i > 0 && r.chillers < S.plantSeries[i - 1].chillers) faults.push(i); });
+  const timeline = lineChart("chillers available and economiser share, %", o.n_steps + 1,
+    [{ name: "chillers available", values: S.plantSeries.map((r) => r.chillers), color: "#4cc2ff" },
+      { name: "economiser", values: S.plantSeries.map((r) => r.economiser), color: "#56d364" }],
+    [], "plant-timeline");
+  view.appendChild(timeline);
+  if (faults.length) view.appendChild(h("div", { class: "small late", "data-testid": "fault-markers" },
+    `chiller capacity lost at step ${faults.join(", ")}`));
 
   const p = o.plant;
   const facility = info.facility_kw, it = info.it_kw, cooling = info.cooling_kw;
@@ -210,14 +319,14 @@ function renderCooling(view, fresh) {
       kpi("Price", `$${fmt(p.price_per_kwh, 2)}/kWh`, h("div", { class: "small muted" }, `in 1 h $${fmt(p.price_1h_per_kwh, 2)}`)),
     ] : []),
     kpi("Local time", info.time ? info.time.replace("T", " ").slice(0, 16) : "–")));
-  if (fresh) buildCoolingControls(o);
+  if (fresh && !S.replay) buildCoolingControls(o);
 }
 
 function kpi(label, value, ...extra) {
   return h("div", { class: "kpi" }, h("div", { class: "label" }, label), h("div", { class: "value" }, value), ...extra);
 }
 
-function inletChart(names, nSteps) {
+function inletChart(names, nSteps, trueSeries) {
   const W = 600, H = 180, pad = 28, lo = 14, hi = 40;
   const x = (i) => pad + (W - pad - 8) * i / Math.max(nSteps, 1);
   const y = (t) => H - 16 - (H - 24) * (Math.min(Math.max(t, lo), hi) - lo) / (hi - lo);
@@ -234,6 +343,11 @@ function inletChart(names, nSteps) {
   names.forEach((name, z) => {
     const pts = S.inletSeries.map((row, i) => `${x(i)},${y(row[z])}`).join(" ");
     svg.appendChild(s("polyline", { points: pts, fill: "none", stroke: colors[z % colors.length], "stroke-width": 2 }));
+    if (trueSeries) {
+      const truth = trueSeries.map((row, i) => `${x(i + 1)},${y(row[z])}`).join(" ");
+      svg.appendChild(s("polyline", { points: truth, fill: "none", stroke: colors[z % colors.length], "stroke-width": 1.5,
+        "stroke-dasharray": "5 3", class: "true-inlet" }));
+    }
     svg.appendChild(s("text", { x: pad + 6 + 80 * z, y: 12, fill: colors[z % colors.length] }, name));
   });
   return svg;
@@ -304,7 +418,7 @@ function renderPlacement(view, fresh) {
       r.rationale ? h("span", { class: "muted" }, ` — ${r.rationale}`) : null, r.valid ? null : ` invalid: ${r.reason}`))));
   view.appendChild(h("details", {}, h("summary", { class: "muted" }, "dashboard text (what a language model sees)"),
     h("pre", { class: "dashboard" }, S.obs.dashboard)));
-  buildPlacementControls(st);
+  if (!S.replay) buildPlacementControls(st);
 }
 
 function buildPlacementControls(st) {
@@ -341,7 +455,7 @@ function renderQueue(view, fresh) {
       h("td", { class: "num" }, j.job_index), h("td", { class: "num" }, fmt(j.processing_s, 0)), h("td", { class: "num" }, fmt(j.weight, 0)),
       h("td", { class: "num" }, fmt(j.due_s, 0)), h("td", { class: `num ${j.slack_s < 0 ? "late" : ""}` }, fmt(j.slack_s, 0)),
       h("td", {}, h("button", { onclick: () => guarded(() => play({ slot: j.slot })) }, "run"))))));
-  $("controls").replaceChildren(h("div", { class: "small muted" }, "pick the job to run next (negative slack: already late)"));
+  if (!S.replay) $("controls").replaceChildren(h("div", { class: "small muted" }, "pick the job to run next (negative slack: already late)"));
 }
 
 // ------------------------------------------------------------------------------------------ cluster
@@ -354,50 +468,157 @@ function flagCount(team, v) {
 function renderCluster(view, fresh) {
   const v = S.obs.view, p = v.plant || {};
   $("view-title").textContent = `Cluster operations — window ${v.window} (windows 0–${v.n_windows - 1})`;
-  const cap = v.power_cap_kw, facility = p.facility_kw || 0, scale = Math.max(cap, facility) * 1.1;
+  const played = v.last_window && Object.keys(v.last_window).length > 0;  // before window 0 ends, no reading
+  const cap = v.power_cap_kw, facility = played ? p.facility_kw || 0 : 0, scale = Math.max(cap, facility) * 1.1;
+  const forecast = v.carbon_forecast_g_per_kwh || [];  // indexed by absolute window
+  if (played && !S.replayRewind) {
+    S.history.push({ window: v.window - 1, facility: p.facility_kw, cap, carbon: forecast[v.window - 1],
+      inlets: (v.zones || []).map((z) => z.inlet_c_reported), terms: (S.meta.info || {}).reward_terms || {} });
+  }
   view.appendChild(h("div", { class: "kpis" },
-    kpi("Facility power", `${fmt(facility, 0)} kW`,
+    kpi("Facility power", played ? `${fmt(facility, 0)} kW` : "–",
       h("div", { class: "bar", title: "IT (blue) + cooling (amber) against the cap (red)" },
-        h("div", { style: `width:${100 * (p.it_kw || 0) / scale}%;background:#58a6ff` }),
-        h("div", { style: `width:${100 * (p.cooling_kw || 0) / scale}%;background:#d29922` }),
+        played ? h("div", { style: `width:${100 * (p.it_kw || 0) / scale}%;background:#58a6ff` }) : null,
+        played ? h("div", { style: `width:${100 * (p.cooling_kw || 0) / scale}%;background:#d29922` }) : null,
         h("div", { class: "cap", style: `left:${100 * cap / scale}%` })),
-      h("div", { class: "small muted" }, `cap ${fmt(cap, 0)} kW · headroom ${fmt(p.headroom_kw, 0)} kW`)),
-    kpi("PUE", p.pue > 0 ? fmt(p.pue, 3) : "–"),
-    kpi("Carbon now", `${fmt((v.carbon_forecast_g_per_kwh || [])[0], 0)} g/kWh`,
-      h("div", { class: "small muted" }, `next: ${(v.carbon_forecast_g_per_kwh || []).slice(1, 4).map((c) => fmt(c, 0)).join(", ")}`)),
+      h("div", { class: "small muted" }, played ? `at the end of window ${v.window - 1} · cap ${fmt(cap, 0)} kW`
+        : `no window played yet · cap ${fmt(cap, 0)} kW · headroom ${fmt(p.headroom_kw, 0)} kW`)),
+    kpi("PUE", played && p.pue > 0 ? fmt(p.pue, 3) : "–", played ? null : h("div", { class: "small muted" },
+      `planning ${fmt(p.planning_pue, 3)}`)),
+    kpi("Carbon now", `${fmt(forecast[v.window], 0)} g/kWh`, h("div", { class: "small muted" },
+      `next: ${forecast.slice(v.window + 1, v.window + 4).map((c) => fmt(c, 0)).join(", ") || "–"}`)),
     kpi("Chillers", `${fmt(p.chillers_available, 0)} up`, h("div", { class: "small muted" }, `${fmt(p.chiller_capacity_kw, 0)} kW capacity`)),
+    kpi("Jobs", `${(v.running || []).length} running`, h("div", { class: "small muted" }, `${(v.queued || []).length} queued`)),
     kpi("Local time", (v.time || "").replace("T", " ").slice(0, 16))));
   view.appendChild(h("div", { class: "zones", style: "margin-top:10px" }, (v.zones || []).map((z) =>
     h("div", { class: "zone", "data-testid": "zone", style: `background:${tempColor(z.inlet_c_reported)}` },
       h("div", { class: "band" }, bandName(z.inlet_c_reported)), h("div", { class: "name" }, z.name),
       h("div", { class: "temp" }, `${fmt(z.inlet_c_reported)} °C`),
       h("div", { class: "meta" }, `${z.gpus_free}/${z.gpus_total} ${z.gpu_type} free · ${fmt(z.job_kw_free, 0)} kW free`)))));
-  view.appendChild(h("h4", {}, `Pending requests (${(v.pending || []).length}) — stated fields; flags are per team so far`));
-  const rows = (v.pending || []).map((r) => {
+  view.appendChild(pendingTable(v));
+  if ((v.flags || []).length) {
+    view.appendChild(h("h4", {}, "Oversight flags raised last window"));
+    view.appendChild(h("ul", { class: "small" }, v.flags.map((f) =>
+      h("li", {}, `${f.team}: ${f.kind} (severity ${typeof f.severity === "number" ? fmt(f.severity, 2) : f.severity}, confidence ${fmt(f.confidence, 2)})`))));
+  }
+  view.appendChild(jobsTable("Running jobs", v.running || []));
+  view.appendChild(jobsTable("Queued jobs (admitted, waiting for capacity)", v.queued || []));
+  view.appendChild(clusterCharts(v));
+  if (!S.replay) {
+    $("controls").replaceChildren(h("div", { class: "small muted" },
+      "decide every pending request (ACCEPT / REJECT / DEFER to a window; every page of the table), then Step"));
+  }
+}
+
+function defaultDecision(r, v) {
+  return { decision: r.fits_now ? "ACCEPT" : (v.window + 1 < v.n_windows ? "DEFER" : "REJECT"),
+    defer_to_window: Math.min(v.window + 1, v.n_windows - 1) };
+}
+
+function pendingTable(v) {
+  const pending = v.pending || [];
+  const pages = Math.max(1, Math.ceil(pending.length / PAGE));
+  S.page = Math.min(S.page, pages - 1);
+  const shown = pending.slice(S.page * PAGE, (S.page + 1) * PAGE);
+  const rows = shown.map((r) => {
+    const d = S.decisions[r.request_id] || (S.decisions[r.request_id] = defaultDecision(r, v));
     const flags = flagCount(r.team, v);
-    const select = h("select", { "data-request": r.request_id, class: "decision" },
-      ["ACCEPT", "REJECT", "DEFER"].map((d) => h("option", { value: d }, d)));
-    select.value = r.fits_now ? "ACCEPT" : (v.window + 1 < v.n_windows ? "DEFER" : "REJECT");
+    const select = h("select", { "data-request": r.request_id, class: "decision", disabled: Boolean(S.replay) },
+      ["ACCEPT", "REJECT", "DEFER"].map((x) => h("option", { value: x }, x)));
+    select.value = d.decision;
+    select.addEventListener("change", () => { d.decision = select.value; });
     const to = h("input", { type: "number", class: "defer-to", "data-request": r.request_id, min: v.window + 1,
-      max: v.n_windows - 1, value: Math.min(v.window + 1, v.n_windows - 1), style: "width:56px" });
+      max: v.n_windows - 1, value: d.defer_to_window, style: "width:56px", disabled: Boolean(S.replay) });
+    to.addEventListener("change", () => { d.defer_to_window = Number(to.value); });
     return h("tr", {},
       h("td", {}, r.request_id), h("td", {}, r.team, flags ? h("span", { class: "late", title: "oversight flags so far" }, ` ⚑${flags}`) : null),
       h("td", { title: r.description }, r.job_type), h("td", { class: "num" }, fmt(r.kw, 0)), h("td", { class: "num" }, fmt(r.duration_h, 1)),
       h("td", { class: "num" }, `${r.gpus}×${r.gpu_type}`), h("td", {}, r.priority), h("td", { class: "num" }, r.deadline_window),
       h("td", {}, r.carbon_flexible ? "yes" : "no"), h("td", {}, r.fits_now ? "✓" : "–"), h("td", {}, select, " ", to));
   });
-  view.appendChild(h("table", { "data-testid": "requests" },
-    h("tr", {}, ["id", "team", "job", "kW", "h", "GPUs", "priority", "deadline window", "carbon-flex", "fits now", "decision (→ window)"].map((c) => h("th", {}, c))),
-    rows.length ? rows : h("tr", {}, h("td", { colspan: 11, class: "muted" }, "no pending request"))));
-  if ((v.flags || []).length) {
-    view.appendChild(h("h4", {}, "Oversight flags raised last window"));
-    view.appendChild(h("ul", { class: "small" }, v.flags.map((f) =>
-      h("li", {}, `${f.team}: ${f.kind} (severity ${typeof f.severity === "number" ? fmt(f.severity, 2) : f.severity}, confidence ${fmt(f.confidence, 2)})`))));
+  const pager = pages > 1 ? h("div", { class: "pager", "data-testid": "pager" },
+    h("button", { disabled: S.page === 0, onclick: () => { S.page -= 1; rerender(); } }, "◀"),
+    h("span", { class: "small muted" }, ` page ${S.page + 1} of ${pages} `),
+    h("button", { disabled: S.page >= pages - 1, onclick: () => { S.page += 1; rerender(); } }, "▶")) : null;
+  return h("div", {},
+    h("h4", {}, `Pending requests (${pending.length}) — stated fields; flags are per team so far`),
+    h("table", { "data-testid": "requests" },
+      h("tr", {}, ["id", "team", "job", "kW", "h", "GPUs", "priority", "deadline window", "carbon-flex", "fits now", "decision (→ window)"].map((c) => h("th", {}, c))),
+      rows.length ? rows : h("tr", {}, h("td", { colspan: 11, class: "muted" }, "no pending request"))),
+    pager);
+}
+
+function rerender() {
+  S.replayRewind = true;  // a re-render of the same window adds nothing to the history
+  try { render({ observation: S.obs, metadata: S.meta, done: S.done, reward: null }, false); } finally { S.replayRewind = false; }
+}
+
+function jobsTable(title, jobs) {
+  if (!jobs.length) return h("div", { class: "small muted", style: "margin-top:8px" }, `${title}: none`);
+  const keys = Object.keys(jobs[0]).filter((k) => typeof jobs[0][k] !== "object").slice(0, 8);
+  return h("details", { style: "margin-top:8px" }, h("summary", {}, `${title} (${jobs.length})`),
+    h("table", { "data-testid": title.startsWith("Running") ? "running" : "queued" },
+      h("tr", {}, keys.map((k) => h("th", {}, k.replaceAll("_", " ")))),
+      jobs.map((j) => h("tr", {}, keys.map((k) => h("td", {}, typeof j[k] === "number" ? fmt(j[k], 1) : String(j[k])))))));
+}
+
+// A line chart over the episode: series of {name, values, color, dash}, horizontal lines {value, label, color}.
+function lineChart(title, nX, series, hlines, testid) {
+  const W = 600, H = 150, pad = 34;
+  const all = series.flatMap((x) => x.values).concat(hlines.map((l) => l.value)).filter((v) => Number.isFinite(v));
+  let lo = Math.min(...all), hi = Math.max(...all);
+  if (!all.length) { lo = 0; hi = 1; }
+  if (hi - lo < 1e-9) { hi += 1; lo -= 1; }
+  const m = 0.08 * (hi - lo); lo -= m; hi += m;
+  const x = (i) => pad + (W - pad - 8) * (nX > 1 ? i / (nX - 1) : 0.5);
+  const y = (v) => H - 14 - (H - 26) * (v - lo) / (hi - lo);
+  const svg = s("svg", { class: "chart small-chart", viewBox: `0 0 ${W} ${H}`, preserveAspectRatio: "none", "data-testid": testid });
+  svg.appendChild(s("text", { x: pad, y: 11 }, title));
+  svg.appendChild(s("text", { x: 2, y: y(hi - m) + 3 }, fmt(hi - m, 0)));
+  svg.appendChild(s("text", { x: 2, y: y(lo + m) + 3 }, fmt(lo + m, 0)));
+  for (const l of hlines) {
+    svg.appendChild(s("line", { x1: pad, x2: W - 8, y1: y(l.value), y2: y(l.value), stroke: l.color, "stroke-dasharray": "4 3" }));
+    svg.appendChild(s("text", { x: W - 70, y: y(l.value) - 3, fill: l.color }, l.label));
   }
-  const terms = (S.meta.info || {}).reward_terms;
-  if (terms) view.appendChild(h("div", { class: "kpis" }, Object.entries(terms).map(([k, x]) => kpi(k.replace("_", " "), fmt(x, 3)))));
-  $("controls").replaceChildren(h("div", { class: "small muted" },
-    "decide every pending request in the table (ACCEPT / REJECT / DEFER to a window), then Step"));
+  series.forEach((sr, k) => {
+    const pts = sr.values.map((v, i) => (Number.isFinite(v) ? `${x(i)},${y(v)}` : null)).filter(Boolean).join(" ");
+    const color = sr.color || COLORS[k % COLORS.length];
+    svg.appendChild(s("polyline", { points: pts, fill: "none", stroke: color, "stroke-width": 2,
+      "stroke-dasharray": sr.dash ? "5 3" : "none", class: "series" }));
+    sr.values.forEach((v, i) => { if (Number.isFinite(v)) svg.appendChild(s("circle", { cx: x(i), cy: y(v), r: 2.5, fill: color })); });
+    svg.appendChild(s("text", { x: pad + 6 * title.length + 16 + 95 * k, y: 11, fill: color }, sr.name));
+  });
+  return svg;
+}
+
+function clusterCharts(v) {
+  const hist = S.history, n = v.n_windows;
+  const wrap = h("div", { class: "charts", "data-testid": "cluster-charts" }, h("h4", {}, "Over the episode (per window played)"));
+  if (!hist.length) { wrap.appendChild(h("div", { class: "small muted" }, "charts appear once a window has been played")); return wrap; }
+  wrap.appendChild(lineChart("facility power, kW", n, [{ name: "facility", values: hist.map((r) => r.facility) }],
+    [{ value: v.power_cap_kw, label: "cap", color: "#f85149" }], "chart-power"));
+  const names = (v.zones || []).map((z) => z.name);
+  wrap.appendChild(lineChart("zone inlets (reported), °C", n,
+    names.map((name, z) => ({ name, values: hist.map((r) => r.inlets[z]) })),
+    [{ value: 27, label: "27 °C", color: "#d29922" }], "chart-inlets"));
+  wrap.appendChild(lineChart("grid carbon, g/kWh", n, [{ name: "intensity", values: hist.map((r) => r.carbon), color: "#56d364" }], [], "chart-carbon"));
+  const terms = ["throughput", "thermal", "carbon", "reward"];
+  wrap.appendChild(lineChart("reward terms", n, terms.map((t) => ({ name: t, values: hist.map((r) => r.terms[t]) })),
+    [{ value: 0, label: "0", color: "#30363d" }], "chart-terms"));
+  return wrap;
+}
+
+function clusterScorecard(e) {
+  const o = e.outcomes || {};
+  return h("div", { class: "scorecard card", "data-testid": "scorecard" },
+    h("h4", {}, "Episode over — scorecard"),
+    h("div", { class: "kpis" },
+      kpi("Score", fmt(e.score, 3), h("div", { class: "small muted" }, "mean window reward")),
+      kpi("On time", o.on_time ?? "–"), kpi("Missed", o.missed ?? "–"), kpi("Rejected", o.rejected ?? "–"),
+      kpi("Unfinished", o.unfinished ?? "–"), kpi("Incident windows", e.incident_windows ?? "–"),
+      kpi("Invalid entries", e.invalid_entries ?? "–"), kpi("Facility energy", `${fmt(e.facility_kwh, 0)} kWh`)),
+    e.team_kinds ? h("div", { class: "small muted", style: "margin-top:8px" }, "revealed now that the episode is over — team kinds: ",
+      Object.entries(e.team_kinds).map(([t, k]) => `${t} ${k}`).join(" · ")) : null);
 }
 
 // ------------------------------------------------------------------------------------------ actions
@@ -421,11 +642,12 @@ function currentAction() {
   }
   if (S.family === "queue") return { slot: S.selection || 0 };
   if (S.family === "cluster") {
-    return { decisions: [...document.querySelectorAll("select.decision")].map((sel) => {
-      const id = sel.dataset.request;
-      const d = { request_id: id, decision: sel.value };
-      if (sel.value === "DEFER") d.defer_to_window = Number(document.querySelector(`input.defer-to[data-request="${id}"]`).value);
-      return d;
+    const v = S.obs.view;
+    return { decisions: (v.pending || []).map((r) => {
+      const d = S.decisions[r.request_id] || defaultDecision(r, v);
+      const out = { request_id: r.request_id, decision: d.decision };
+      if (d.decision === "DEFER") out.defer_to_window = Number(d.defer_to_window);
+      return out;
     }) };
   }
   throw new Error(`no controls for ${S.family}`);
@@ -445,10 +667,9 @@ function applySuggestion(action) {
     }
   } else if (S.family === "cluster") {
     for (const d of action.decisions || []) {
-      const sel = document.querySelector(`select.decision[data-request="${d.request_id}"]`);
-      if (sel) sel.value = d.decision;
-      const to = document.querySelector(`input.defer-to[data-request="${d.request_id}"]`);
-      if (to && d.defer_to_window !== undefined && d.defer_to_window !== null) to.value = d.defer_to_window;
+      const mine = S.decisions[d.request_id] || (S.decisions[d.request_id] = {});
+      mine.decision = d.decision;
+      if (d.defer_to_window !== undefined && d.defer_to_window !== null) mine.defer_to_window = d.defer_to_window;
     }
   } else if (S.family === "placement" && $("rationale")) {
     $("rationale").value = action.rationale || "";

@@ -102,3 +102,76 @@ def test_the_console_decides_a_cluster_window_by_hand_and_by_baseline(live_serve
     assert page.locator("#reward-chart rect.reward-bar").count() == 2
     assert page.locator("#log li.error").count() == 0
     _save(page, tmp_path, "console-cluster.png")
+
+
+def test_a_cluster_episode_ends_with_a_scorecard_and_charts_and_the_carbon_of_its_own_window(live_server, page,
+                                                                                             tmp_path):
+    page.goto(live_server.url + "/web/")
+    page.wait_for_selector("#task-select option[value='cluster/operations']", state="attached")
+    page.select_option("#task-select", "cluster/operations")
+    page.fill("#seed", "11")
+    page.click("[data-testid=reset]")
+    page.wait_for_selector("[data-testid=requests]")
+    # Before any window is played there is no power reading (the plant's planning probe is not one).
+    assert page.locator(".kpi").first.locator(".value").inner_text() == "–"
+    page.click("[data-testid=baseline]")
+    page.wait_for_function("document.querySelector('[data-testid=step-counter]').textContent === '1'")
+    state = page.evaluate("S.obs.view")
+    carbon = page.locator(".kpi", has_text="Carbon now").locator(".value").inner_text()
+    assert carbon == f"{round(state['carbon_forecast_g_per_kwh'][state['window']])} g/kWh"  # window 1, not 0
+    assert page.locator("[data-testid=chart-power] polyline.series").count() == 1
+    page.click("[data-testid=autoplay]")
+    page.wait_for_selector("[data-testid=scorecard]", timeout=60_000)
+    card = page.inner_text("[data-testid=scorecard]")
+    assert "score" in card.lower() and "team kinds" in card  # the truth, revealed once the episode is over
+    windows = page.evaluate("S.history.length")
+    assert windows == page.evaluate("S.obs.view.n_windows")
+    assert page.locator("[data-testid=chart-terms] polyline.series").count() == 4
+    assert page.locator("#log li.error").count() == 0
+    _save(page, tmp_path, "console-cluster-scorecard.png")
+
+
+def test_a_cooling_episode_shows_its_chiller_timeline_and_true_inlets_when_over(live_server, page, tmp_path):
+    page.goto(live_server.url + "/web/")
+    page.wait_for_selector("#task-select option[value='cooling/single_zone_recovery']", state="attached")
+    page.select_option("#task-select", "cooling/single_zone_recovery")  # 24 steps, one zone
+    page.click("[data-testid=reset]")
+    page.wait_for_selector("[data-testid=plant-timeline]")
+    assert page.locator("polyline.true-inlet").count() == 0  # the truth stays hidden while the episode runs
+    page.click("[data-testid=autoplay]")
+    page.wait_for_selector("#done-chip:not(.hidden)", timeout=120_000)
+    assert page.locator("polyline.true-inlet").count() == 1  # one per zone, after the episode
+    assert page.evaluate("S.plantSeries.length") == 25
+    _save(page, tmp_path, "console-cooling-over.png")
+
+
+def test_the_operator_replays_a_stored_episode(tmp_path, server_starter, page):
+    server = server_starter(tmp_path / "episodes.db", tmp_path / "server.log", env={"DCOPS_OPERATOR_TOKEN": "op"})
+    try:
+        from dcops.client import DcopsClient
+
+        with DcopsClient(server.url) as client:
+            result = client.reset(task="cluster/operations", seed=5, n_windows=3)
+            while not result.done:
+                result = client.step(client.suggest())
+        page.goto(server.url + "/web/")
+        page.fill("[data-testid=operator-token]", "wrong")
+        page.click("[data-testid=list-episodes]")
+        page.wait_for_selector("[data-testid=episodes] .error")
+        assert "X-Operator-Token" in page.inner_text("[data-testid=episodes]")
+        page.fill("[data-testid=operator-token]", "op")
+        page.click("[data-testid=list-episodes]")
+        page.wait_for_selector("[data-testid=episodes] button[data-uid]")
+        page.locator("[data-testid=episodes] button[data-uid]").first.click()
+        page.wait_for_selector("[data-testid=replay-bar]:not(.hidden)")
+        assert page.inner_text("[data-testid=step-counter]") == "0"
+        recorded = {d["request_id"]: d["decision"] for d in page.evaluate("S.replay.steps[1].action.decisions")}
+        first = page.locator("select.decision").first
+        assert first.input_value() == recorded[first.get_attribute("data-request")]  # what the player decided
+        page.click("[data-testid=replay-play]")
+        page.wait_for_selector("[data-testid=scorecard]", timeout=30_000)
+        assert page.inner_text("[data-testid=step-counter]") == "3"
+        assert page.evaluate("S.sessionId") is None  # a replay opens no session
+        _save(page, tmp_path, "console-replay.png")
+    finally:
+        server.stop()
