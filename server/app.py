@@ -44,6 +44,7 @@ import asyncio
 import contextlib
 import functools
 import hmac
+import importlib.util
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
@@ -52,6 +53,7 @@ from typing import Any
 import anyio
 from fastapi import Body, FastAPI, Header, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import TypeAdapter
@@ -80,6 +82,7 @@ from dcops.server.store import EpisodeStore
 from dcops.server.workers import RemoteSession, WorkerPool
 
 WEB_DIR = Path(__file__).parent / "web"
+DOCS_ASSETS = Path(importlib.util.find_spec("fastapi_offline").origin).parent / "static"  # type: ignore[union-attr]
 DESCRIPTION = (
     "dcops: datacenter operations environments (cluster operations, cooling plant control, GPU placement, queue "
     "ordering) over "
@@ -252,7 +255,24 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
                              config.episode_secret, session_factory=remote_session if config.workers else None,
                              **clock_kw)
 
-    app = FastAPI(title="dcops OpenEnv server", version=API_VERSION, description=DESCRIPTION, lifespan=lifespan)
+    # /docs and /redoc from the Swagger UI and ReDoc assets a PyPI package ships (fastapi-offline), so they render
+    # without network (FastAPI's defaults load them from a CDN).
+    app = FastAPI(title="dcops OpenEnv server", version=API_VERSION, description=DESCRIPTION, lifespan=lifespan,
+                  docs_url=None, redoc_url=None)
+    app.mount("/docs-assets", StaticFiles(directory=str(DOCS_ASSETS)), name="docs-assets")
+
+    @app.get("/docs", include_in_schema=False)
+    async def docs() -> Response:
+        return get_swagger_ui_html(openapi_url="/openapi.json", title="dcops OpenEnv server — API",
+                                   swagger_js_url="/docs-assets/swagger-ui-bundle.js",
+                                   swagger_css_url="/docs-assets/swagger-ui.css",
+                                   swagger_favicon_url="/docs-assets/favicon.png")
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc() -> Response:
+        return get_redoc_html(openapi_url="/openapi.json", title="dcops OpenEnv server — API",
+                              redoc_js_url="/docs-assets/redoc.standalone.js",
+                              redoc_favicon_url="/docs-assets/favicon.png", with_google_fonts=False)
     app.state.config = config
     app.state.sessions = manager
     app.state.store = store

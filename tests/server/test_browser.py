@@ -175,3 +175,18 @@ def test_the_operator_replays_a_stored_episode(tmp_path, server_starter, page):
         _save(page, tmp_path, "console-replay.png")
     finally:
         server.stop()
+
+
+def test_the_api_docs_render_without_network(live_server, page):
+    requests = []
+    page.on("request", lambda r: requests.append((r.url, r.resource_type)))
+    page.goto(live_server.url + "/docs")
+    page.wait_for_selector(".opblock-summary-path[data-path='/reset']", timeout=30_000)
+    assert all(url.startswith(live_server.url) for url, _ in requests)  # no CDN
+    requests.clear()
+    page.goto(live_server.url + "/redoc")
+    page.wait_for_selector("text=/reset", timeout=30_000)
+    # Everything ReDoc needs comes from this server; only its "powered by" logo points at its CDN (an image that
+    # simply does not load offline).
+    needed = [url for url, kind in requests if kind in ("document", "script", "stylesheet", "fetch", "xhr")]
+    assert needed and all(url.startswith((live_server.url, "blob:" + live_server.url)) for url in needed)

@@ -200,3 +200,14 @@ def test_a_websocket_client_may_ask_for_the_reference_action(client):
         ws.send_json({"type": "suggest"})
         frame = ws.receive_json()
         assert frame["type"] == "suggestion" and set(frame["data"]["action"]) == {"slot"}
+
+
+def test_the_docs_page_uses_the_assets_this_server_serves(client):
+    page = client.get("/docs")
+    assert page.status_code == 200 and "/docs-assets/swagger-ui-bundle.js" in page.text
+    assert "cdn" not in page.text.lower()
+    asset = client.get("/docs-assets/swagger-ui-bundle.js")
+    assert asset.status_code == 200 and len(asset.content) > 100_000
+    redoc = client.get("/redoc")
+    assert redoc.status_code == 200 and "/docs-assets/redoc.standalone.js" in redoc.text
+    assert "fonts.googleapis" not in redoc.text and client.get("/docs-assets/redoc.standalone.js").status_code == 200
