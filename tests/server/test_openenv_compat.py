@@ -32,3 +32,32 @@ def test_openenv_validate_url_passes(live_server):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Verdict: PASS" in result.stdout
+
+
+def test_the_package_manifest_and_its_runtime_plan_are_what_openenv_validate_reads(live_server):
+    """``openenv validate .`` builds the Dockerfile (no Docker daemon here) and plays validation/runtime.json over
+    the WebSocket: parse the manifest and the plan with openenv's own code and play the plan with its collector
+    against the running server, as the validator does inside the container."""
+    from pathlib import Path
+
+    import yaml
+    from openenv.validation.manifest import ExecutionDeclaration
+    from openenv.validation.runtime.collector import collect_runtime_evidence
+    from openenv.validation.runtime.contracts import load_runtime_plan
+
+    import dcops
+
+    root = Path(dcops.__file__).resolve().parent
+    assert (root / "Dockerfile").is_file()
+    manifest = yaml.safe_load((root / "openenv.yaml").read_text())
+    execution = ExecutionDeclaration(**manifest["validation"]["execution"])
+    plan = load_runtime_plan(root, execution)
+    evidence = collect_runtime_evidence(live_server.url, plan, episode_timeout_s=120.0)
+    assert evidence.failure_phase is None, evidence.failure_reason
+    operations = [e.operation for e in evidence.exchanges]
+    assert operations == ["reset", "state"] + ["step", "state"] * len(plan.actions)
+    last_step = [e for e in evidence.exchanges if e.operation == "step"][-1]
+    assert '"done":true' in last_step.response_json.replace(" ", "")
+    static = subprocess.run([sys.executable, "-m", "openenv.cli", "validate", str(root), "--skip-build", "--level",
+                             "static"], capture_output=True, text=True, timeout=300)
+    assert "PASS  static.manifest" in static.stdout, static.stdout + static.stderr
