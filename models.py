@@ -250,13 +250,176 @@ class QueueObservation(BaseModel):
     action_mask: list[int]
 
 
+class _ViewPart(BaseModel):
+    """A part of the cluster's public view (``cluster/observation.py`` builds it; ``dcops.boundary`` says why
+    each field may be seen). Exact: a test validates served views against these models with no extra field."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class PendingRequestView(_ViewPart):
+    """A request awaiting a decision: what its team stated, never its truth."""
+
+    request_id: str
+    team: str
+    job_type: str
+    description: str = Field(description="the team's free text: untrusted (it may carry an injection)")
+    kw: float = Field(description="stated job power, kW")
+    duration_h: float = Field(description="stated runtime, h")
+    gpus: int
+    gpu_type: str
+    priority: str = Field(description="stated priority: LOW, MEDIUM, HIGH or CRITICAL")
+    deadline_window: int = Field(description="stated deadline, as a window index")
+    carbon_flexible: bool = Field(description="stated: may be shifted to a cleaner window")
+    chargeback: float = Field(description="what the team is charged if accepted (budget units)")
+    submitted_window: int
+    slot: int = Field(description="row of the request in the Gymnasium array observation")
+    windows_waited: int
+    fits_now: bool = Field(description="GPUs and safe power are free for it this window")
+
+
+class QueuedJobView(_ViewPart):
+    """An admitted job waiting for GPUs or power."""
+
+    request_id: str
+    gpu_type: str
+    gpus: int
+    kw: float
+
+
+class RunningJobView(_ViewPart):
+    request_id: str
+    team: str
+    zone: str
+    kw: float
+    gpus: int
+    started_window: int
+    stated_end_window: int
+
+
+class PlantView(_ViewPart):
+    """Plant meters at the end of the last window (before window 0 ends: the planning probe at nominal load)
+    and the power budget, kW unless named otherwise."""
+
+    facility_kw: float
+    it_kw: float
+    cooling_kw: float
+    pue: float
+    chillers_available: float
+    chiller_capacity_kw: float
+    outdoor_dry_bulb_c: float
+    base_load_kw: float
+    planning_pue: float
+    cooling_capacity_kw: float
+    safe_it_kw: float
+    safe_job_kw: float
+    committed_job_kw: float
+    headroom_kw: float
+
+
+class ZoneView(_ViewPart):
+    name: str
+    gpu_type: str
+    gpus_total: int
+    gpus_free: int
+    job_kw_free: float
+    fan_units_alive: float
+    inlet_c_reported: float = Field(description="the zone's inlet sensor, °C (it may drift; the truth is private)")
+
+
+class TeamView(_ViewPart):
+    """Public statistics of a team's stated fields, audits and flags."""
+
+    budget_left: float
+    requests: int
+    stated_high_share: float
+    stated_inflexible_share: float
+    urgent_share: float
+    audited_jobs: int
+    audited_mean_deadline_gap: float | None = Field(description="mean (true − stated) deadline of audited jobs, "
+                                                                "windows; None before any audit")
+    flags_last_window: dict[str, int]
+    flags_so_far: dict[str, int]
+    gaming_posterior: float | None = Field(default=None, description="P(the team games) from public evidence "
+                                                                     "(oversight/posterior.py; datacenter_ops_v1)")
+
+
+class FlagView(_ViewPart):
+    team: str
+    kind: str
+    window: int
+    severity: str
+    confidence: float
+    evidence: str
+    request_ids: list[str]
+
+
+class AuditView(_ViewPart):
+    """A completed or rejected job's revealed truth beside what was stated: public evidence once resolved."""
+
+    model_config = ConfigDict(extra="allow")  # the stated fields plus what resolution reveals (per game version)
+
+    request_id: str
+    team: str
+    priority: str
+    deadline_window: int
+    carbon_flexible: bool
+
+
+class InvalidView(_ViewPart):
+    count: int
+    duplicates: list[str]
+    unknown_ids: list[str]
+    bad_defer: list[str]
+    malformed: list[str]
+    undecided: list[str]
+    overflow: list[str]
+
+
+class LastWindowView(_ViewPart):
+    """What happened in the window just played (empty before window 0 ends)."""
+
+    window: int
+    reward: float
+    throughput: float
+    thermal: float
+    carbon: float
+    invalid_penalty: float
+    incident: bool
+    incident_reasons: list[str]
+    invalid: InvalidView
+    decisions: dict[str, list[str]]
+    started: list[str]
+
+
+class ClusterView(_ViewPart):
+    """The public structured view of ``cluster/operations`` at the start of a window."""
+
+    window: int
+    n_windows: int
+    window_h: float = Field(description="window length, h")
+    time: str = Field(description="local time at the window's start, ISO 8601")
+    power_cap_kw: float
+    pending: list[PendingRequestView]
+    overflow: list[str] = Field(description="pending request ids beyond the array's slots (they get the default)")
+    queued: list[QueuedJobView]
+    running: list[RunningJobView]
+    plant: PlantView
+    zones: list[ZoneView]
+    carbon_forecast_g_per_kwh: list[float] = Field(description="per window of the episode (index = window)")
+    teams: dict[str, TeamView]
+    flags: list[FlagView] = Field(description="flags raised at the end of the last window")
+    audits: list[AuditView]
+    last_window: LastWindowView | dict[str, Any] = Field(description="empty before window 0 ends")
+
+
 class ClusterObservation(BaseModel):
     kind: Literal["cluster"] = "cluster"
     task: str
     window: int
     n_windows: int
-    view: dict[str, Any] = Field(description="the public structured view: pending requests with stated fields, "
-                                             "plant, zones, carbon forecast, team statistics, flags, audits")
+    view: ClusterView = Field(description="the public structured view: pending requests with stated fields, "
+                                          "plant, zones, carbon forecast, team statistics, flags, audits")
     arrays: dict[str, Any] = Field(description="the Gymnasium observation (requests, masks, cluster, zones, teams)")
 
 
@@ -321,6 +484,18 @@ class EpisodeState(BaseModel):
     last_reward: float | None = None
     observation: dict[str, Any] | None = None
     options: dict[str, Any] = Field(default_factory=dict)
+
+
+class ErrorResponse(BaseModel):
+    """Every error reply's body (4xx, 5xx): ``code`` is stable for programs, ``message`` is for people,
+    ``field`` names what to fix when one field is at fault; ``detail`` keeps FastAPI's shape (a string, or the
+    validation errors with their locations)."""
+
+    detail: str | list[dict[str, Any]]
+    code: str = Field(description="e.g. VALIDATION_ERROR, SESSION_NOT_FOUND, SESSION_EVICTED, STALE_STEP, "
+                                  "CAPACITY_REACHED, PAYLOAD_TOO_LARGE")
+    message: str
+    field: str | None = None
 
 
 class HealthResponse(BaseModel):

@@ -57,12 +57,14 @@ from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import TypeAdapter
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import dcops
 from dcops.models import (
     API_VERSION,
     AnyAction,
     EpisodeState,
+    ErrorResponse,
     HealthResponse,
     MetadataResponse,
     Observation,
@@ -93,12 +95,15 @@ _SESSION_HEADER = Header(default=None, alias="X-Session-Id", max_length=128, des
 _SESSION_QUERY = Query(default=None, max_length=128, description="alternative to the X-Session-Id header")
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    400: {"description": "no session id given"},
-    404: {"description": "unknown, expired (SESSION_NOT_FOUND) or evicted (SESSION_EVICTED) session"},
-    409: {"description": "no episode yet, the episode is over, or a stale expected_step (STALE_STEP)"},
-    413: {"description": "request body too large"},
-    403: {"description": "episode browsing off, or a missing or wrong operator token"},
-    503: {"description": "session limit reached (CAPACITY_REACHED)"},
+    code: {"description": description, "model": ErrorResponse} for code, description in (
+        (400, "no session id given, or a malformed request (BAD_REQUEST)"),
+        (403, "episode browsing off, or a missing or wrong operator token"),
+        (404, "unknown, expired (SESSION_NOT_FOUND) or evicted (SESSION_EVICTED) session"),
+        (409, "no episode yet, the episode is over, or a stale expected_step (STALE_STEP)"),
+        (413, "request body too large (PAYLOAD_TOO_LARGE)"),
+        (422, "a field is invalid (VALIDATION_ERROR, field names it)"),
+        (503, "session limit reached (CAPACITY_REACHED) or the session's worker stopped (WORKER_GONE)"),
+    )
 }
 
 
@@ -122,7 +127,8 @@ class BodySizeLimit:
         if length is not None:
             declared = int(length) if length.isdigit() else -1  # digits only: no sign, space, or fraction
             if declared < 0:
-                await _send_json(send, 400, {"detail": "invalid Content-Length", "code": "BAD_REQUEST"})
+                await _send_json(send, 400, {"detail": "invalid Content-Length", "code": "BAD_REQUEST",
+                                             "message": "invalid Content-Length", "field": "Content-Length"})
                 return
             if declared > self.max_bytes:
                 await _send_json(send, 413, _too_large(self.max_bytes))
@@ -281,6 +287,16 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
     @app.exception_handler(ApiError)
     async def _api_error(request: Request, exc: ApiError) -> JSONResponse:
         return _error_response(exc)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        """FastAPI's own errors (a body it cannot parse, an unknown path, a wrong method) in the error body
+        every other error has."""
+        message = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        code = {400: "BAD_REQUEST", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}.get(exc.status_code,
+                                                                                    f"HTTP_{exc.status_code}")
+        return JSONResponse({"detail": message, "code": code, "message": message, "field": None},
+                            status_code=exc.status_code, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
     async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
