@@ -79,6 +79,9 @@ class Episode:
     baseline: Any = None
     diagnostics: list[dict[str, Any]] = field(default_factory=list)
     """Per reply (the reset first), the ``info`` entries withheld from the client (``dcops.boundary``)."""
+    env_seed: int | None = None
+    """The private seed the environment was reset with (never sent to a client)."""
+    scorecard: dict[str, Any] | None = None
 
 
 class _Options(BaseModel):
@@ -110,7 +113,13 @@ class Adapter:
         config = {k: v for k, v in options.items() if k in self.env_option_names}
         return registry.make_env(task, **self.env_defaults, **config)
 
+    def scorecard(self, episode: Episode) -> dict[str, Any]:
+        """What an episode's end adds for the player (evaluator figures that may be shown once it is over);
+        nothing by default."""
+        return {}
+
     def reset(self, episode: Episode, seed: int | None) -> None:
+        episode.env_seed = seed
         reset_options = {k: v for k, v in episode.options.items() if k not in self.env_option_names}
         obs, info = episode.env.reset(seed=seed, options=reset_options or None)
         episode.raw_observation, episode.info = obs, info
@@ -435,6 +444,29 @@ class ClusterAdapter(Adapter):
 
     def public_info(self, info: dict[str, Any]) -> dict[str, Any]:
         return to_jsonable({k: v for k, v in info.items() if k != "view"})  # the view is the observation
+
+    def scorecard(self, episode: Episode) -> dict[str, Any]:
+        """The episode's score beside the baseline's on the same episode (same private seed, same options) and
+        its throughput as a fraction of the hindsight bound (``cluster/hindsight.py``): once the episode is over,
+        so nothing here can inform a decision."""
+        result = episode.info.get("episode", {})
+        twin = Episode(episode.task, self, self.make_env(episode.task, episode.options), episode.options)
+        self.reset(twin, episode.env_seed)
+        done = False
+        while not done:
+            action, _ = self.parse_action(twin, self.suggest(twin))
+            obs, _, terminated, truncated, info = self.play(twin, action)
+            twin.raw_observation, twin.info = obs, info
+            twin.observation = self.observe(twin, obs, info)
+            done = bool(terminated or truncated)
+        baseline = float(twin.info.get("episode", {}).get("score", float("nan")))
+        twin.env.close()
+        bound = episode.env.unwrapped.parallel.hindsight_bound()
+        value, bound_value = result.get("throughput_value"), float(bound.throughput_value)
+        return {"score": result.get("score"), "baseline": self.baseline_name, "baseline_score": baseline,
+                "score_minus_baseline": None if result.get("score") is None else float(result["score"]) - baseline,
+                "throughput_value": value, "bound_throughput_value": bound_value,
+                "fraction_of_bound": (float(value) / bound_value) if value is not None and bound_value > 0 else None}
 
     def suggest(self, episode: Episode) -> dict[str, Any]:
         view = (episode.observation or {}).get("view", {})

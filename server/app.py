@@ -14,6 +14,8 @@ Endpoints (wire models in :mod:`dcops.models`):
                        metadata}`` (a retry of the last step with ``expected_step`` gets the same reply again)
 ``GET /state``         session id → :class:`~dcops.models.EpisodeState`
 ``GET /suggest``       session id → the reference policy's action (what "let a baseline decide" plays)
+``GET /scorecard``     session id, after the episode → score beside the baseline's on the same episode, and the
+                       fraction of the hindsight bound where the task has one
 ``DELETE /session``    close a session (its running episode is marked abandoned)
 ``GET /sessions``      capacity and occupancy: open, running, finished, WebSocket, evictable, totals (no ids)
 ``GET /episodes``      stored episodes (``?task=&status=&since=&until=&limit=&offset=``), operator token only
@@ -99,7 +101,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
         (400, "no session id given, or a malformed request (BAD_REQUEST)"),
         (403, "episode browsing off, or a missing or wrong operator token"),
         (404, "unknown, expired (SESSION_NOT_FOUND) or evicted (SESSION_EVICTED) session"),
-        (409, "no episode yet, the episode is over, or a stale expected_step (STALE_STEP)"),
+        (409, "no episode yet, the episode is over (or not yet, for /scorecard), or a stale expected_step"),
         (413, "request body too large (PAYLOAD_TOO_LARGE)"),
         (422, "a field is invalid (VALIDATION_ERROR, field names it)"),
         (503, "session limit reached (CAPACITY_REACHED) or the session's worker stopped (WORKER_GONE)"),
@@ -365,6 +367,13 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
     async def suggest(x_session_id: str | None = _SESSION_HEADER, session_id: str | None = _SESSION_QUERY) -> Response:
         session = manager.get(x_session_id or session_id)
         reply = await in_session(session, "suggest", offload=True)
+        return _json(reply, session_id=session.id)
+
+    @app.get("/scorecard", responses=_ERRORS, tags=["Environment Control"],
+             summary="After the episode: its score beside the baseline's on the same episode, fraction of bound")
+    async def scorecard(x_session_id: str | None = _SESSION_HEADER, session_id: str | None = _SESSION_QUERY) -> Response:
+        session = manager.get(x_session_id or session_id)
+        reply = await in_session(session, "scorecard", offload=True)
         return _json(reply, session_id=session.id)
 
     @app.delete("/session", responses=_ERRORS, tags=["Environment Control"], summary="Close a session")

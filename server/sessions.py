@@ -163,6 +163,7 @@ class Session:
         extra: dict[str, Any] = {"action": canonical, "truncated": bool(truncated)}
         if episode.done and episode.diagnostics:  # the withheld diagnostics, once the episode can't be played
             extra["diagnostics"] = {"reset": episode.diagnostics[0], "steps": episode.diagnostics[1:]}
+
         if self.store is not None:
             self.store.record_step(self.uid, episode.step_count, canonical, episode.observation, float(reward),
                                    episode.done, public)
@@ -193,6 +194,17 @@ class Session:
             "step_count": episode.step_count, "done": episode.done, "total_reward": episode.total_reward,
             "last_reward": episode.last_reward, "observation": episode.observation, "options": episode.options,
         }
+
+    def scorecard(self) -> dict[str, Any]:
+        """Once the episode is over: its score beside the task's baseline on the same episode and, where the
+        task has one, its fraction of the hindsight bound (computed on request: it replays the episode)."""
+        self.touch()
+        episode = self._require_episode()
+        if not episode.done:
+            raise ApiError(409, "EPISODE_RUNNING", "the scorecard comes once the episode is over")
+        if episode.scorecard is None:
+            episode.scorecard = to_jsonable(episode.adapter.scorecard(episode))
+        return {"task": episode.task, "episode_id": self.episode_id, **episode.scorecard}
 
     def suggest(self) -> dict[str, Any]:
         """What the task's reference policy would play now."""

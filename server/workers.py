@@ -32,7 +32,7 @@ from typing import Any
 from dcops.server.serialize import Encoded
 from dcops.server.sessions import ApiError
 
-OPERATIONS = frozenset({"reset", "step", "state", "suggest"})
+OPERATIONS = frozenset({"reset", "step", "state", "suggest", "scorecard"})
 
 
 def _serve(conn: Any, db_path: Path | None, db_sync: str, store_observations: bool, default_task: str,

@@ -209,6 +209,19 @@ async function play(action) {
   }
   log(`step ${reply.metadata.step}: reward ${fmt(reply.reward, 3)}${note}`, Boolean(note));
   render(reply, false);
+  if (reply.done && S.family === "cluster") await showScorecardComparison();
+}
+
+// The baseline on the same episode and the fraction of the hindsight bound: asked for once the episode is over.
+async function showScorecardComparison() {
+  const card = $("view").querySelector("[data-testid=scorecard] .kpis");
+  if (!card) return;
+  const c = await api("GET", "/scorecard");
+  card.appendChild(kpi("Baseline, same episode", fmt(c.baseline_score, 3), h("div", { class: "small muted" },
+    `you ${c.score_minus_baseline >= 0 ? "+" : ""}${fmt(c.score_minus_baseline, 3)}`)));
+  card.appendChild(kpi("Fraction of bound", fmt(c.fraction_of_bound, 2), h("div", { class: "small muted" },
+    "throughput value / hindsight MILP")));
+  log(`scorecard: score ${fmt(c.score, 3)}, baseline ${fmt(c.baseline_score, 3)}, fraction of bound ${fmt(c.fraction_of_bound, 2)}`);
 }
 
 async function baselineStep() {

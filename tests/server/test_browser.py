@@ -124,6 +124,8 @@ def test_a_cluster_episode_ends_with_a_scorecard_and_charts_and_the_carbon_of_it
     page.wait_for_selector("[data-testid=scorecard]", timeout=60_000)
     card = page.inner_text("[data-testid=scorecard]")
     assert "score" in card.lower() and "team kinds" in card  # the truth, revealed once the episode is over
+    page.wait_for_selector("[data-testid=scorecard] .kpi:has-text('Fraction of bound')", timeout=60_000)
+    assert "baseline, same episode" in page.inner_text("[data-testid=scorecard]").lower()
     windows = page.evaluate("S.history.length")
     assert windows == page.evaluate("S.obs.view.n_windows")
     assert page.locator("[data-testid=chart-terms] polyline.series").count() == 4

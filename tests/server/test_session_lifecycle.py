@@ -172,3 +172,29 @@ def test_an_out_of_range_set_point_is_applied_clipped_and_the_reply_says_so(clie
         assert echo["clipped"] == [{"field": "fan_speed[hall]", "given": 1.5, "applied": 1.0}]
         assert echo["setpoints"][0] == 1.0
         assert "clipped" not in _step(server, sid, fan=0.5).json()["metadata"]["action"]
+
+
+def test_the_scorecard_comes_after_the_episode_with_the_baseline_on_the_same_episode(client_factory):
+    with client_factory(None) as server:
+        reply = server.post("/reset", json={"task": "cluster/operations", "seed": 4, "options": {"n_windows": 3}})
+        sid = reply.json()["session_id"]
+        own = {"X-Session-Id": sid}
+        early = server.get("/scorecard", headers=own)
+        assert early.status_code == 409 and early.json()["code"] == "EPISODE_RUNNING"
+        done = False
+        while not done:  # the baseline itself plays: its scorecard must show a difference of exactly zero
+            action = server.get("/suggest", headers=own).json()["action"]
+            done = server.post("/step", json={"action": action}, headers=own).json()["done"]
+        card = server.get("/scorecard", headers=own).json()
+        assert card["score_minus_baseline"] == 0.0 and card["baseline_score"] == card["score"]
+        assert 0.0 < card["fraction_of_bound"] <= 1.0 + 1e-9
+        assert "env_seed" not in card
+        server.post("/reset", json={"task": "cluster/operations", "seed": 4, "options": {"n_windows": 3}},
+                    headers=own)
+        done = False
+        while not done:  # rejecting everything scores below the baseline on the same episode
+            pending = server.get("/state", headers=own).json()["observation"]["view"]["pending"]
+            decisions = [{"request_id": r["request_id"], "decision": "REJECT"} for r in pending]
+            done = server.post("/step", json={"action": {"decisions": decisions}}, headers=own).json()["done"]
+        rejecting = server.get("/scorecard", headers=own).json()
+        assert rejecting["score_minus_baseline"] < 0.0 and rejecting["baseline_score"] == card["baseline_score"]
