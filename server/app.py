@@ -83,7 +83,7 @@ from dcops.server.config import ServerConfig, add_serve_arguments
 from dcops.server.serialize import Encoded, dumps
 from dcops.server.sessions import ApiError, Session, SessionManager
 from dcops.server.store import EpisodeStore
-from dcops.server.workers import RemoteSession, WorkerPool
+from dcops.server.workers import RayWorkerPool, RemoteSession, WorkerPool
 
 WEB_DIR = Path(__file__).parent / "web"
 DOCS_ASSETS = Path(importlib.util.find_spec("fastapi_offline").origin).parent / "static"  # type: ignore[union-attr]
@@ -237,8 +237,10 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         reaper = asyncio.create_task(_reap_forever(manager, config.session_idle_s))
         if config.workers:
-            holder["pool"] = WorkerPool(config.workers, config.db_path, config.db_sync, config.store_observations,
-                                        config.default_task, config.episode_secret)
+            pool_args = (config.workers, config.db_path, config.db_sync, config.store_observations,
+                         config.default_task, config.episode_secret)
+            holder["pool"] = (RayWorkerPool(*pool_args, address=config.ray_address) if config.ray_address
+                              else WorkerPool(*pool_args))
         try:
             yield
         finally:
@@ -669,6 +671,8 @@ def serve(args: argparse.Namespace) -> int:
         overrides["session_idle_s"] = args.idle_timeout
     if args.workers is not None:
         overrides["workers"] = args.workers
+    if args.ray_address is not None:
+        overrides["ray_address"] = args.ray_address
     config = dataclasses.replace(config, **overrides)
     application = create_app(config)
     where = config.db_path if config.db_path is not None else "off"

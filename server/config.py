@@ -16,6 +16,8 @@ variable                    meaning                                      default
 ``DCOPS_EPISODE_SECRET``    key of the episodes' private seeds           drawn per process
 ``DCOPS_WORKERS``           worker processes for sessions (0: inline)    0
 ``DCOPS_OPERATOR_TOKEN``    token of the episode-browsing endpoints      unset (browsing off)
+``DCOPS_RAY_ADDRESS``       the workers are Ray actors there (``auto``,  unset (processes)
+                            ``ray://…``, or ``local``)
 ==========================  ===========================================  =====================
 
 ``DCOPS_EPISODE_SECRET`` (any text) makes served episodes reproducible across restarts for the operator: an
@@ -77,6 +79,8 @@ class ServerConfig:
     :param operator_token: the ``X-Operator-Token`` that ``GET /episodes`` and ``GET /episodes/{uid}`` require;
         None turns them off. Why a token: a stored episode of public seed s shows what comes next in any new
         episode of seed s (same private seed), so reading stored episodes is for the operator, never a policy.
+    :param ray_address: run the workers as Ray actors on this cluster (``auto``, ``ray://host:10001``, or
+        ``local`` for a private instance) instead of local processes: sessions then run on every machine.
     :param workers: worker processes that hold the sessions and run their steps (:mod:`dcops.server.workers`);
         0 runs them in the server process.
     """
@@ -91,6 +95,11 @@ class ServerConfig:
     episode_secret: bytes = field(default_factory=new_secret, repr=False)
     workers: int = 0
     operator_token: str | None = field(default=None, repr=False)
+    ray_address: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.ray_address is not None and self.workers < 1:
+            raise ValueError("workers: Ray workers (ray_address) need workers >= 1")
 
     @classmethod
     def from_env(cls) -> ServerConfig:
@@ -108,6 +117,7 @@ class ServerConfig:
                             if os.environ.get("DCOPS_EPISODE_SECRET") else new_secret()),
             workers=_env_int("DCOPS_WORKERS", 0, 0),
             operator_token=os.environ.get("DCOPS_OPERATOR_TOKEN") or None,
+            ray_address=os.environ.get("DCOPS_RAY_ADDRESS") or None,
         )
 
 
@@ -122,4 +132,6 @@ def add_serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=None,
                         help="worker processes holding the sessions, so steps use every core and never block the "
                              "server (default $DCOPS_WORKERS or 0: sessions in the server process)")
+    parser.add_argument("--ray-address", default=None,
+                        help="run the --workers as Ray actors on this cluster (auto, ray://host:10001, local)")
     parser.add_argument("--log-level", default="info", help="uvicorn log level")

@@ -14,8 +14,8 @@ The server keeps a :class:`RemoteSession` per session: id, transport, lock, last
 finished (from the replies), which is all the session manager needs to expire and evict. A worker that dies
 fails its pending calls with 503 ``WORKER_GONE``; its sessions then answer 404.
 
-More than one machine: run one server per machine behind a load balancer with session affinity on the
-``X-Session-Id`` header (WebSocket sessions are pinned by their connection); README's serving section says how.
+More than one machine: :class:`RayWorkerPool` makes the workers Ray actors spread over a Ray cluster
+(``--ray-address auto``); the server is still the one front door and routes by session.
 """
 
 from __future__ import annotations
@@ -35,16 +35,56 @@ from dcops.server.sessions import ApiError
 OPERATIONS = frozenset({"reset", "step", "state", "suggest", "scorecard"})
 
 
+class SessionHost:
+    """The sessions of one worker and the operations on them: what a worker process runs in its loop and what a
+    Ray actor is (:class:`RayWorkerPool`). ``call`` returns ``("ok", reply JSON, done)``, ``("api", status, code,
+    message, field)`` or ``("crash", text)``: plain data, so any transport carries it."""
+
+    def __init__(self, db_path: Path | None, db_sync: str, store_observations: bool, default_task: str,
+                 episode_secret: bytes) -> None:
+        from dcops.server.store import EpisodeStore
+
+        self.store = EpisodeStore(db_path, db_sync, store_observations) if db_path is not None else None
+        self.default_task = default_task
+        self.episode_secret = episode_secret
+        self.sessions: dict[str, Any] = {}
+
+    def call(self, op: str, sid: str, transport: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple:
+        from dcops.server.serialize import dumps
+        from dcops.server.sessions import Session
+
+        try:
+            if op not in OPERATIONS:
+                raise ApiError(400, "UNKNOWN_OPERATION", f"unknown operation {op!r}")
+            session = self.sessions.get(sid)
+            if session is None:
+                session = self.sessions[sid] = Session(sid, transport, self.store, self.default_task, time.monotonic,
+                                                       self.episode_secret)
+            reply = getattr(session, op)(*args, **kwargs)
+            return ("ok", dumps(reply), bool(reply.get("done")))
+        except ApiError as exc:
+            return ("api", exc.status, exc.code, exc.message, exc.field)
+        except Exception as exc:  # a bug, reported as the in-process server would (a 500), not a dead worker
+            return ("crash", f"{type(exc).__name__}: {exc}")
+
+    def close(self, sid: str) -> None:
+        session = self.sessions.pop(sid, None)
+        if session is not None:
+            session.close()
+
+    def shutdown(self) -> None:
+        for sid in list(self.sessions):
+            self.close(sid)
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+
 def _serve(conn: Any, db_path: Path | None, db_sync: str, store_observations: bool, default_task: str,
            episode_secret: bytes) -> None:
-    """A worker's loop: ``(request id, op, session id, transport, args, kwargs)`` in, ``(request id, result)``
-    out; ``close`` messages get no reply; ``None`` (or the pipe closing) ends it."""
-    from dcops.server.serialize import dumps
-    from dcops.server.sessions import Session
-    from dcops.server.store import EpisodeStore
-
-    store = EpisodeStore(db_path, db_sync, store_observations) if db_path is not None else None
-    sessions: dict[str, Session] = {}
+    """A worker process's loop: ``(request id, op, session id, transport, args, kwargs)`` in, ``(request id,
+    result)`` out; ``close`` messages get no reply; ``None`` (or the pipe closing) ends it."""
+    host = SessionHost(db_path, db_sync, store_observations, default_task, episode_secret)
     try:
         while True:
             try:
@@ -55,29 +95,11 @@ def _serve(conn: Any, db_path: Path | None, db_sync: str, store_observations: bo
                 break
             rid, op, sid, transport, args, kwargs = message
             if op == "close":
-                session = sessions.pop(sid, None)
-                if session is not None:
-                    session.close()
+                host.close(sid)
                 continue
-            try:
-                if op not in OPERATIONS:
-                    raise ApiError(400, "UNKNOWN_OPERATION", f"unknown operation {op!r}")
-                session = sessions.get(sid)
-                if session is None:
-                    session = sessions[sid] = Session(sid, transport, store, default_task, time.monotonic,
-                                                      episode_secret)
-                reply = getattr(session, op)(*args, **kwargs)
-                result: tuple[Any, ...] = ("ok", dumps(reply), bool(reply.get("done")))
-            except ApiError as exc:
-                result = ("api", exc.status, exc.code, exc.message, exc.field)
-            except Exception as exc:  # a bug, reported as the in-process server would (a 500), not a dead worker
-                result = ("crash", f"{type(exc).__name__}: {exc}")
-            conn.send((rid, result))
+            conn.send((rid, host.call(op, sid, transport, args, kwargs)))
     finally:
-        for session in sessions.values():
-            session.close()
-        if store is not None:
-            store.close()
+        host.shutdown()
 
 
 class WorkerHandle:
@@ -220,3 +242,77 @@ class RemoteSession:
         self.closed = True
         self.worker.sessions -= 1
         self.worker.send_close(self.id)
+
+
+class RayWorkerHandle:
+    """A worker that is a Ray actor (a :class:`SessionHost`), anywhere in the Ray cluster."""
+
+    def __init__(self, actor: Any) -> None:
+        self.actor = actor
+        self.sessions = 0
+        self.alive = True
+
+    def submit(self, op: str, sid: str, transport: str, args: tuple[Any, ...],
+               kwargs: dict[str, Any]) -> concurrent.futures.Future:
+        result: concurrent.futures.Future = concurrent.futures.Future()
+        if not self.alive:
+            result.set_exception(_worker_gone())
+            return result
+        inner = self.actor.call.remote(op, sid, transport, args, kwargs).future()
+
+        def relay(done: concurrent.futures.Future) -> None:
+            try:
+                result.set_result(done.result())
+            except Exception:  # the actor died (RayActorError) or its node went away
+                self.alive = False
+                result.set_exception(_worker_gone())
+
+        inner.add_done_callback(relay)
+        return result
+
+    def send_close(self, sid: str) -> None:
+        if self.alive:
+            self.actor.close.remote(sid)
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        import ray
+
+        if self.alive:
+            try:
+                ray.get(self.actor.shutdown.remote(), timeout=timeout_s)
+            except Exception:  # already gone: nothing to release
+                pass
+        ray.kill(self.actor)
+
+
+class RayWorkerPool(WorkerPool):
+    """``n`` workers as Ray actors, so that sessions run on every machine of a Ray cluster (``dcops serve
+    --workers N --ray-address auto`` on the head node; ``local`` starts a private Ray instance). The server stays
+    the one front door and routes by session, as with processes. Each actor opens the episode store at the same
+    path on its own machine (a shared file system makes it one store; ``DCOPS_DB=off`` keeps none)."""
+
+    def __init__(self, n: int, db_path: Path | None, db_sync: str, store_observations: bool, default_task: str,
+                 episode_secret: bytes, address: str) -> None:
+        import ray
+
+        if n < 1:
+            raise ValueError(f"workers must be >= 1, got {n}")
+        self._started_ray = not ray.is_initialized()
+        if self._started_ray:
+            if address == "local":
+                ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+            else:
+                ray.init(address=address, log_to_driver=False, configure_logging=False)
+        cpus = ray.cluster_resources().get("CPU", 0.0)
+        if n > cpus:
+            raise ValueError(f"workers: {n} Ray actors of one CPU each, but the Ray cluster has {cpus:g} CPUs")
+        actor_class = ray.remote(num_cpus=1, scheduling_strategy="SPREAD")(SessionHost)
+        self.workers = [RayWorkerHandle(actor_class.remote(db_path, db_sync, store_observations, default_task,
+                                                           episode_secret)) for _ in range(n)]
+
+    def stop(self) -> None:
+        import ray
+
+        super().stop()
+        if self._started_ray:
+            ray.shutdown()

@@ -103,3 +103,35 @@ def test_websocket_frames_from_a_worker_are_the_frames_of_the_server_process(cli
                     data.get("metadata", {}).pop(key, None)
     assert [kind for kind, _ in frames[1]] == ["observation", "observation", "state"]
     assert frames[0] == frames[1]
+
+
+def test_ray_actors_serve_the_same_episodes_and_a_killed_actor_costs_only_its_sessions(tmp_path, client_factory,
+                                                                                     ray_tmpdir):
+    """The multi-machine deployment: the workers are Ray actors (here on a private local Ray instance; on a
+    cluster, ``--ray-address auto`` spreads them over its machines); the server routes by session as before."""
+    ray = pytest.importorskip("ray")
+    assert not ray.is_initialized()
+    with client_factory(None, workers=0) as server:
+        expected = _play(server, COOLING, 4, 3)
+    with client_factory(tmp_path / "ray.db", workers=2, ray_address="local") as server:
+        assert ray.is_initialized()
+        assert _play(server, COOLING, 4, 3) == expected
+        sids = [server.post("/reset", json={"task": COOLING, "seed": s}).json()["session_id"] for s in range(2)]
+        sessions = server.app.state.sessions
+        victim, survivor = (sessions._sessions[sid].worker for sid in sids)
+        assert victim is not survivor
+        ray.kill(victim.actor)
+        dead = server.post("/step", json={"action": ACTION}, headers={"X-Session-Id": sids[0]})
+        assert dead.status_code == 503 and dead.json()["code"] == "WORKER_GONE"
+        assert server.post("/step", json={"action": ACTION}, headers={"X-Session-Id": sids[1]}).status_code == 200
+    assert not ray.is_initialized()  # the server shut down the Ray instance it started
+    store = EpisodeStore(tmp_path / "ray.db")
+    assert len(store.episodes()) == 3  # the actors wrote to the one store (one machine here)
+    store.close()
+
+
+def test_ray_workers_need_a_worker_count():
+    from dcops.server.config import ServerConfig
+
+    with pytest.raises(ValueError, match="workers"):
+        ServerConfig(db_path=None, ray_address="local", workers=0)
