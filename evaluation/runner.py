@@ -124,6 +124,10 @@ def _policy(name: str) -> Any:
     return make_policy(name)
 
 
+class GenerationFailed(RuntimeError):
+    """A language model's generation failed during a cell (an error of the backend, not an answer)."""
+
+
 def play(
     cell: Cell, honest_agents: frozenset[str] = frozenset(), scheduler: str | None = None
 ) -> dict[str, Any]:
@@ -133,7 +137,13 @@ def play(
 
     env = make_env(cell, honest_agents)
     policy = CountingPolicy(_policy(scheduler or cell.scheduler))
+    failed = getattr(policy.policy, "generation_errors", None)
+    failed_before = len(failed) if failed is not None else 0
     summary = run_episode(policy, cell.env_seed, env=env)  # the policy is told neither seed nor key
+    if failed is not None and len(failed) > failed_before:
+        new = failed[failed_before:]
+        raise GenerationFailed(f"{cell.scheduler}: {len(new)} model call(s) failed in this cell (first: {new[0]}); "
+                               "the cell is not stored, so a crash is never published as the model's invalid rate")
     cfg = env.config
     truth = env.episode_truth()
     kinds = {agent: team.kind for agent, team in env.teams.items()}

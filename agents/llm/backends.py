@@ -201,7 +201,7 @@ class TransformersBackend:
                     stopping_criteria=_stopping_criteria(self.tokenizer, n_prompt, pending_ids),
                     pad_token_id=self.tokenizer.pad_token_id, **sampling, **extra)
             return str(self.tokenizer.decode(out[0, n_prompt:], skip_special_tokens=True))
-        except Exception as exc:  # noqa: BLE001 - a failed generation is an invalid answer, not a crash
+        except Exception as exc:  # noqa: BLE001 - recorded as an error (LLMScheduler counts it; dcops eval fails the cell)
             self.errors.append(f"{type(exc).__name__}: {exc}")
             return ""
 
@@ -364,6 +364,9 @@ class OpenAIBackend:
     max_tokens: int | None = None
     timeout_s: float = 120.0
     errors: list[str] = field(default_factory=list)
+    """Calls that failed (the answer was empty): never model output."""
+    notes: list[str] = field(default_factory=list)
+    """What the backend adapted to (e.g. a server without ``response_format``)."""
     _client: Any = field(default=None, repr=False)
 
     def client(self) -> Any:
@@ -393,9 +396,9 @@ class OpenAIBackend:
                 try:
                     return self._request(prompt, view, constrained=True)
                 except openai.BadRequestError as exc:  # the server does not offer response_format
-                    self.errors.append(f"response_format refused, retrying without it: {exc}")
+                    self.notes.append(f"response_format refused, retrying without it: {exc}")
                     self.json_schema = False
             return self._request(prompt, view, constrained=False)
-        except Exception as exc:  # noqa: BLE001 - a failed call is an invalid answer, not a crash
+        except Exception as exc:  # noqa: BLE001 - recorded as an error (LLMScheduler counts it; dcops eval fails the cell)
             self.errors.append(f"{type(exc).__name__}: {exc}")
             return ""

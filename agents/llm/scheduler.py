@@ -65,6 +65,9 @@ class LLMScheduler:
     """The last answer's parse result."""
     last_text: str = ""
     """The last answer's raw text."""
+    generation_errors: list[str] = field(default_factory=list)
+    """Calls whose generation failed (the backend's error, not an answer of the model): its requests got the
+    default, and ``dcops eval`` fails the cell rather than publish a crash as the model's invalid rate."""
 
     def decide(self, view: dict[str, Any]) -> list[dict[str, Any]]:
         """One validated decision per pending request of ``view`` (the structured public view)."""
@@ -72,7 +75,11 @@ class LLMScheduler:
             return []
         start = time.perf_counter()
         prompt = build_prompt(view, few_shot=self.few_shot, mask=self.mask)
+        errors = getattr(self.backend, "errors", None)
+        before = len(errors) if errors is not None else 0
         text = self.backend.answer(prompt, view)
+        if errors is not None and len(errors) > before:
+            self.generation_errors.extend(errors[before:])
         result = parse_decisions(text, view)
         self.seconds.append(time.perf_counter() - start)
         self.n_calls += 1
