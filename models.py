@@ -557,23 +557,3 @@ class SuggestResponse(BaseModel):
 
     policy: str
     action: dict[str, Any]
-
-
-class ErrorDetail(BaseModel):
-    message: str
-    code: str
-    field: str | None = None
-
-
-class ErrorFrame(BaseModel):
-    """A WebSocket error frame: the episode stays usable unless ``code`` is ``CAPACITY_REACHED``."""
-
-    type: Literal["error"] = "error"
-    data: ErrorDetail
-
-
-class WsFrame(BaseModel):
-    """A frame sent by a WebSocket client."""
-
-    type: Literal["reset", "step", "state", "close"]
-    data: dict[str, Any] = Field(default_factory=dict)

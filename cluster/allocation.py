@@ -41,8 +41,3 @@ class ZonePool:
         self.free_gpus[zone] += gpus
         self.free_kw[zone] += kw
 
-    def free_gpus_by_type(self) -> dict[str, int]:
-        free: dict[str, int] = {}
-        for zone_type, gpus in zip(self.gpu_type, self.free_gpus, strict=True):
-            free[zone_type] = free.get(zone_type, 0) + gpus
-        return free

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from dcops.cluster.job_types import GPU_KW, GPU_TYPE_NAMES
+from dcops.cluster.job_types import GPU_TYPE_NAMES
 from dcops.cluster.scenarios import scenario, scenario_kwargs
 from dcops.cluster.workload import workload
 from dcops.physics.plant import PlantConfig
@@ -262,9 +262,6 @@ class ClusterConfig:
             capacity[zone.gpu_type] += zone.gpus
         return capacity
 
-    def gpu_full_job_kw(self) -> float:
-        """Job power with every GPU busy at full load, kW."""
-        return float(sum(min(z.gpus * GPU_KW[z.gpu_type], jk) for z, jk in zip(self.zones, self.zone_job_kw, strict=True)))
 
     @property
     def nominal_job_kw(self) -> float:

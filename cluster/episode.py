@@ -431,9 +431,6 @@ class ClusterEpisode:
         return estimate(self.config.power_cap_kw, self.last_window_pue, float(self.status_outputs.chiller_capacity_kw),
                         self.config.base_kw, self.ledger.committed_job_kw(), margin)
 
-    def window_carbon_forecast(self) -> NDArray[np.float64]:
-        """Mean grid carbon intensity of every window of the episode, g/kWh (the day-ahead forecast)."""
-        return self._forecast
 
     def time_of_window(self, w: int) -> str:
         return (self.start + timedelta(seconds=w * self.config.steps_per_window * self.dt_s)).isoformat()

@@ -317,5 +317,3 @@ class Ledger:
         """kW of jobs running or admitted and waiting (the operator's own commitments)."""
         return float(sum(self.jobs[i].request.kw for i in self.running) + sum(self.jobs[i].request.kw for i in self.queue))
 
-    def running_job_kw(self) -> float:
-        return float(sum(self.jobs[i].request.kw for i in self.running))

@@ -70,10 +70,3 @@ class LLMPlacementPolicy:
         return Place(job_id=target[0], gpu_id=target[1], rationale=rationale)
 
 
-def make_placement_policy(model: Any = None, tokenizer: Any = None) -> LLMPlacementPolicy:
-    """The constrained LLM placement policy (default model: the offline Gemma 3 270M)."""
-    if model is None or tokenizer is None:
-        from dcops.agents.llm.model import load_gemma
-
-        model, tokenizer = load_gemma()
-    return LLMPlacementPolicy(model, tokenizer)

@@ -23,8 +23,6 @@ from dcops.cluster.queue.jobs import StreamConfig
 from dcops.cluster.queue.reference import REFERENCE_NAME
 from dcops.cluster.queue.tuning import TuningResult
 
-PUBLISHED_ATC_K2_GAP = {40: 0.020, 50: 0.024}  # Potts and Van Wassenhove's ATC (k = 2) on wt40 / wt50
-
 
 def _fmt(value: float) -> str:
     return f"{value:,.0f}"
