@@ -35,6 +35,15 @@ def parallel_env(**config: Any):
     return _parallel_env(**config)
 
 
+def __getattr__(name: str) -> Any:
+    # ``dcops.datacenter_ops_v1`` without importing it first (PEP 562), so ``import dcops`` stays light.
+    if name == "datacenter_ops_v1":
+        import dcops.datacenter_ops_v1  # sets the attribute on the package, so this runs once
+
+        return dcops.datacenter_ops_v1
+    raise AttributeError(f"module 'dcops' has no attribute {name!r}")
+
+
 def make_vec_env(task_id: str, num_envs: int, **config: Any):
     """A Gymnasium ``VectorEnv`` of ``num_envs`` episodes of ``task_id`` stepped together (``dcops.vector_env``:
     cooling tasks fully batched, ``cluster/operations`` with its plant physics batched); ``config`` as for
