@@ -556,7 +556,8 @@ class SchedulerEnv(gym.Env):
 
     Observation and action are the ``scheduler`` agent's; the reward is its window reward; ``terminated`` after
     the last window; ``info`` is ``infos["scheduler"]``. Arguments as for :func:`parallel_env` (``cooling`` may
-    not be ``"agent"`` here).
+    not be ``"agent"`` here). :meth:`action_masks` gives the valid decision codes of every slot in the form
+    sb3-contrib's ``MaskablePPO`` reads, so it trains on this environment with no ``ActionMasker`` wrapper.
     """
 
     metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
@@ -583,6 +584,14 @@ class SchedulerEnv(gym.Env):
 
     def render(self) -> str | None:
         return self.parallel.render()
+
+    def action_masks(self) -> np.ndarray:
+        """The valid codes of every request slot, ``(max_slots · (2 + max_defer),)`` bool: the observation's
+        ``decision_mask`` flattened slot by slot, as ``MaskablePPO`` reads a ``MultiDiscrete`` mask (an empty
+        slot allows only code 0, which is ignored, so every slot has a valid code)."""
+        if not self.parallel._started:
+            raise RuntimeError("call reset() first")
+        return self.parallel._observations["scheduler"]["decision_mask"].reshape(-1).astype(bool)
 
 
 def make_scheduler_env(**config: Any) -> SchedulerEnv:
