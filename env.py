@@ -72,7 +72,8 @@ episode score (mean window reward), throughput value, carbon, incidents, the tea
 and the oversight detection counts. ``env.hindsight_bound()`` then gives the MILP upper bound of
 ``dcops.cluster.hindsight``. With ``max_cycles`` below ``n_windows`` the episode is instead cut after that
 many windows: every agent is truncated (not terminated), nothing more is scored, there is no
-``infos["scheduler"]["episode"]`` and ``hindsight_bound()`` refuses (it needs the whole episode).
+``infos["scheduler"]["episode"]``, ``hindsight_bound()`` refuses (it needs the whole episode) and
+``episode_truth()`` lists the requests so far (``outcome`` None for those not yet resolved).
 
 **Arguments** (all keyword; ``dcops.cluster.config.ClusterConfig`` documents each): ``n_windows`` (8),
 ``steps_per_window`` (18), ``dt_s`` (300), ``team_kinds`` (``("cooperative", "cooperative", "strategic",
