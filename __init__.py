@@ -6,20 +6,26 @@ Public API (shared by users and tests):
 - ``dcops.make_env(task_id, **config)``: a Gymnasium environment for a single-agent task.
 - ``dcops.make_vec_env(task_id, num_envs, **config)``: N episodes of a cooling task or ``cluster/operations``
   stepped together, as a Gymnasium ``VectorEnv`` (``dcops.vector_env``).
-- ``dcops.parallel_env(**config)``: the PettingZoo ``ParallelEnv`` (``datacenter_ops``).
+- ``dcops.parallel_env(**config)``: the PettingZoo ``ParallelEnv`` (``datacenter_ops``); the module
+  ``dcops.datacenter_ops_v1`` gives it in PettingZoo's convention (``env()``, ``parallel_env()``, ``raw_env()``).
+- ``dcops.gym_id(task_id)``: the task's Gymnasium id; importing ``dcops`` registers every task with Gymnasium, so
+  ``gymnasium.make("dcops/CoolingCascadingChillerFailure-v0")`` works (``dcops.registry``: the naming rule).
 
-Importing ``dcops`` is light: it never imports torch or the LLM stack.
+Importing ``dcops`` is light: it never imports torch or the LLM stack, nor any environment module (the
+Gymnasium entry points are ``"module:factory"`` strings).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from dcops.registry import make_env, tasks
+from dcops.registry import gym_id, make_env, register_gymnasium, tasks
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "make_env", "make_vec_env", "parallel_env", "tasks"]
+__all__ = ["__version__", "gym_id", "make_env", "make_vec_env", "parallel_env", "tasks"]
+
+register_gymnasium()
 
 
 def parallel_env(**config: Any):
@@ -27,6 +33,15 @@ def parallel_env(**config: Any):
     from dcops.env import parallel_env as _parallel_env
 
     return _parallel_env(**config)
+
+
+def __getattr__(name: str) -> Any:
+    # ``dcops.datacenter_ops_v1`` without importing it first (PEP 562), so ``import dcops`` stays light.
+    if name == "datacenter_ops_v1":
+        import dcops.datacenter_ops_v1  # sets the attribute on the package, so this runs once
+
+        return dcops.datacenter_ops_v1
+    raise AttributeError(f"module 'dcops' has no attribute {name!r}")
 
 
 def make_vec_env(task_id: str, num_envs: int, **config: Any):

@@ -16,7 +16,10 @@ Team action            ``MultiDiscrete([4, 4, 2] × 4)`` (used only by ``"learne
 Team observation       ``Box(16,)`` float32
 Cooling (optional)     action ``Box(2Z + 2)`` set-points, observation ``Box(5Z + 11)`` telemetry
                        (``dcops.physics.interface``), held for the whole window
-Episode                ``n_windows`` = 8 steps (one per admission window of 18 × 5 min physics steps, 12 h)
+State                  ``Box(1756,)`` float32 (``state()``, ``state_space``): every agent's observation,
+                       flattened and concatenated in ``possible_agents`` order (+ the cooling agent's)
+Episode                ``n_windows`` = 8 steps (one per admission window of 18 × 5 min physics steps, 12 h),
+                       or fewer with ``max_cycles``
 =====================  ===================================================================================
 
 **Observations.** The scheduler sees only public material: stated request fields, the control room's readings
@@ -39,6 +42,10 @@ a window, and is not in the array observation.
 
 A team observation is its own public record: progress, budget left, flags against it last window and so far
 (by kind), its pending / queued / running / finished / rejected job counts, its last window's reward.
+
+The global state (``state()``, for centralised critics) is every agent's current observation, flattened by
+``gymnasium.spaces.flatten`` and concatenated in ``possible_agents`` order; ``state_space`` is the matching
+``Box`` (the flattened observation spaces end to end). It holds nothing that no agent sees.
 
 **Actions.** Every window the scheduler must decide every pending request (the new ones and those deferred to
 this window): ACCEPT (the job queues and starts at a window boundary in a zone with its GPU model, free GPUs and
@@ -63,7 +70,10 @@ agent's is ``R_thermal − 0.5·min(1, 2 · cooling kWh / IT kWh)`` in [−1.5, 
 (partial credit if their deadline lies beyond the horizon) and ``infos["scheduler"]["episode"]`` holds the
 episode score (mean window reward), throughput value, carbon, incidents, the team kinds behind the neutral ids
 and the oversight detection counts. ``env.hindsight_bound()`` then gives the MILP upper bound of
-``dcops.cluster.hindsight``.
+``dcops.cluster.hindsight``. With ``max_cycles`` below ``n_windows`` the episode is instead cut after that
+many windows: every agent is truncated (not terminated), nothing more is scored, there is no
+``infos["scheduler"]["episode"]``, ``hindsight_bound()`` refuses (it needs the whole episode) and
+``episode_truth()`` lists the requests so far (``outcome`` None for those not yet resolved).
 
 **Arguments** (all keyword; ``dcops.cluster.config.ClusterConfig`` documents each): ``n_windows`` (8),
 ``steps_per_window`` (18), ``dt_s`` (300), ``team_kinds`` (``("cooperative", "cooperative", "strategic",
@@ -73,8 +83,10 @@ and the oversight detection counts. ``env.hindsight_bound()`` then gives the MIL
 ``dcops.physics.faults``), ``plant``, ``cooling`` (``"ppo"``, the default, ``"rule"``, ``"pid"`` or ``"agent"``),
 ``max_requests_per_team`` (4), ``max_slots`` (48), ``max_defer`` (4), ``team_budget`` (150), ``price_per_kwh``
 (0.12), ``value_scale`` (computed), ``initial_zone_temp_c`` (35), ``initial_chw_c`` (18), ``game_version`` (1; below); plus
-``render_mode`` (``None`` or ``"ansi"``), ``structured_view`` (True: build ``infos["scheduler"]["view"]``) and
-``team_factory`` (a callable ``kind -> team`` replacing ``dcops.agents.teams.make_team``: the hook for custom
+``render_mode`` (``None``; ``"ansi"``: ``render()`` returns the control-room text; ``"human"``: ``render()``
+prints it to stdout), ``max_cycles`` (``None``: the episode runs its ``n_windows``; an integer: every agent is
+truncated after that many windows, PettingZoo's convention), ``structured_view`` (True: build
+``infos["scheduler"]["view"]``) and ``team_factory`` (a callable ``kind -> team`` replacing ``dcops.agents.teams.make_team``: the hook for custom
 teams, e.g. ones that put instructions in their descriptions to test language-model schedulers).
 
 **Versions.** ``game_version=1`` (the default, ``datacenter_ops_v1``, ``metadata["name"]``) is the sound game of
@@ -142,13 +154,17 @@ def _is_structured(action: Any) -> bool:
 class DatacenterOpsEnv(ParallelEnv):
     """The PettingZoo environment (full manual in the module docstring)."""
 
-    metadata = {"name": ENV_NAME, "render_modes": ["ansi"], "is_parallelizable": True, "render_fps": 1}
+    metadata = {"name": ENV_NAME, "render_modes": ["ansi", "human"], "is_parallelizable": True, "render_fps": 1}
 
     def __init__(self, render_mode: str | None = None, structured_view: bool = True,
-                 team_factory: Callable[[str], Any] | None = None, **config: Any) -> None:
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
+                 team_factory: Callable[[str], Any] | None = None, max_cycles: int | None = None,
+                 **config: Any) -> None:
+        if render_mode not in (None, *self.metadata["render_modes"]):
+            raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        if max_cycles is not None and (isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1):
+            raise ValueError(f"max_cycles must be None or a positive integer, got {max_cycles!r}")
         self.render_mode = render_mode
+        self.max_cycles = max_cycles
         self.structured_view = structured_view
         self.team_factory = team_factory or make_team
         self.config = ClusterConfig.from_kwargs(**config)
@@ -193,6 +209,12 @@ class DatacenterOpsEnv(ParallelEnv):
             s_low, s_high = setpoint_bounds(plant.n_zones)
             self._action_spaces["cooling"] = gym.spaces.Box(s_low.astype(np.float32), s_high.astype(np.float32),
                                                             dtype=np.float32)
+        flat = [gym.spaces.flatten_space(self._observation_spaces[a]) for a in self.possible_agents]
+        self.state_space = gym.spaces.Box(np.concatenate([f.low for f in flat]).astype(np.float32),
+                                          np.concatenate([f.high for f in flat]).astype(np.float32), dtype=np.float32)
+        """The global state's space: every agent's flattened observation space, end to end (module docstring)."""
+        self._observations: dict[str, Any] = {}
+        self._truncated = False
         self._started = False
 
     # ------------------------------------------------------------------ spaces (built once, same objects)
@@ -201,6 +223,14 @@ class DatacenterOpsEnv(ParallelEnv):
 
     def action_space(self, agent: str) -> gym.Space:
         return self._action_spaces[agent]
+
+    def state(self) -> np.ndarray:
+        """The global state: every agent's current observation, flattened and concatenated in
+        ``possible_agents`` order (float32, in ``state_space``); after the episode, its last observations."""
+        if not self._started:
+            raise RuntimeError("call reset() first")
+        return np.concatenate([gym.spaces.flatten(self._observation_spaces[a], self._observations[a])
+                               for a in self.possible_agents]).astype(np.float32, copy=False)
 
     # ------------------------------------------------------------------ reset
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -233,8 +263,12 @@ class DatacenterOpsEnv(ParallelEnv):
         self._window_requests: list[Any] = []
         self.agents = list(self.possible_agents)
         self._started = True
+        self._truncated = False
+        self._cycles = 0
         self._submit({agent: None for agent in self.team_agents}, feedback=None)
-        return self._observe(result=None)
+        observations, infos = self._observe(result=None)
+        self._observations = observations
+        return observations, infos
 
     def _submit(self, team_actions: dict[str, Any], feedback: dict[str, TeamFeedback] | None) -> None:
         """Teams hand in this window's requests, in a freshly shuffled team order, numbered by the env."""
@@ -325,12 +359,18 @@ class DatacenterOpsEnv(ParallelEnv):
                         for agent in self.team_agents}
             self._submit(self._team_actions, feedback)
         observations, infos = self._observe(result=result)
+        self._observations = observations
         if "cooling" in self.agents:
             infos["cooling"]["action_error"] = cooling_error
+        self._cycles += 1
+        # max_cycles cuts the episode short (PettingZoo's convention): truncated, not terminated, nothing scored.
+        truncated = not done and self.max_cycles is not None and self._cycles >= self.max_cycles
         terminations = dict.fromkeys(self.agents, done)
-        truncations = dict.fromkeys(self.agents, False)
+        truncations = dict.fromkeys(self.agents, truncated)
         if done:
             infos["scheduler"]["episode"] = self._episode_summary()
+        if done or truncated:
+            self._truncated = truncated
             self.agents = []
         return observations, rewards, terminations, truncations, infos
 
@@ -461,16 +501,25 @@ class DatacenterOpsEnv(ParallelEnv):
 
     def hindsight_bound(self) -> Any:
         """The hindsight MILP bound of this episode (``dcops.cluster.hindsight``); after the episode ends."""
-        if self.agents or not self._started:
-            raise RuntimeError("the hindsight bound needs the whole episode: finish it first")
+        if self.agents or not self._started or self._truncated:
+            raise RuntimeError("the hindsight bound needs the whole episode: finish it first"
+                               + (f" (this one was truncated at max_cycles={self.max_cycles})" if self._truncated else ""))
         from dcops.cluster.hindsight import hindsight_bound
 
         return hindsight_bound(self.episode)
 
     # ------------------------------------------------------------------ rendering
     def render(self) -> str | None:
-        if self.render_mode != "ansi":
+        """``"ansi"``: the control room as text; ``"human"``: the same text printed to stdout (returns None)."""
+        if self.render_mode is None:
             return None
+        text = self._render_text()
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def _render_text(self) -> str:
         if not self._started:
             return f"{self.metadata['name']} (not reset)"
         episode, cfg = self.episode, self.config
@@ -508,10 +557,11 @@ class SchedulerEnv(gym.Env):
 
     Observation and action are the ``scheduler`` agent's; the reward is its window reward; ``terminated`` after
     the last window; ``info`` is ``infos["scheduler"]``. Arguments as for :func:`parallel_env` (``cooling`` may
-    not be ``"agent"`` here).
+    not be ``"agent"`` here). :meth:`action_masks` gives the valid decision codes of every slot in the form
+    sb3-contrib's ``MaskablePPO`` reads, so it trains on this environment with no ``ActionMasker`` wrapper.
     """
 
-    metadata = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata = {"render_modes": ["ansi", "human"], "render_fps": 1}
 
     def __init__(self, render_mode: str | None = None, **config: Any) -> None:
         if config.get("cooling") == "agent":
@@ -535,6 +585,14 @@ class SchedulerEnv(gym.Env):
 
     def render(self) -> str | None:
         return self.parallel.render()
+
+    def action_masks(self) -> np.ndarray:
+        """The valid codes of every request slot, ``(max_slots · (2 + max_defer),)`` bool: the observation's
+        ``decision_mask`` flattened slot by slot, as ``MaskablePPO`` reads a ``MultiDiscrete`` mask (an empty
+        slot allows only code 0, which is ignored, so every slot has a valid code)."""
+        if not self.parallel._started:
+            raise RuntimeError("call reset() first")
+        return self.parallel._observations["scheduler"]["decision_mask"].reshape(-1).astype(bool)
 
 
 def make_scheduler_env(**config: Any) -> SchedulerEnv:

@@ -11,7 +11,8 @@ Creation             ``dcops.make_env("placement/deadline_crunch" | "placement/c
 Agent                one scheduler
 Action               ``Discrete(max_jobs · max_gpus + 1)``: ``a = job_slot · max_gpus + gpu_slot`` places the
                      job in that slot on that GPU; ``a = max_jobs · max_gpus`` (the last) is ``defer()``.
-                     Slots follow the scenario's job and GPU order. ``info["action_mask"]`` marks the valid ones.
+                     Slots follow the scenario's job and GPU order. ``info["action_mask"]`` marks the valid ones
+                     (``action_masks()`` too, as booleans, for sb3-contrib's ``MaskablePPO``).
 Observation          ``Box(1 + 6·max_gpus + 11·max_jobs)`` float32 in [-1, 1], layout below; the structured
                      observation (JSON-ready dict) and the text dashboard are in ``info``
 Episode              one step per tick; ``terminated`` once every job has completed or missed its deadline
@@ -189,6 +190,11 @@ class PlacementEnv(gym.Env):
             for p in self._obs.feasible:
                 mask[self.encode(Place(p.job_id, p.gpu_id))] = 1
         return mask
+
+    def action_masks(self) -> np.ndarray:
+        """:meth:`action_mask` as booleans: the hook sb3-contrib's ``MaskablePPO`` calls, so it trains on this
+        environment with no ``ActionMasker`` wrapper (defer is always valid, so the mask is never empty)."""
+        return self.action_mask().astype(bool)
 
     def _vector(self) -> np.ndarray:
         obs, sc = self._obs, self.scenario

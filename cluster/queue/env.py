@@ -42,6 +42,9 @@ completions); never truncated. ``info["episode_weighted_tardiness"]`` then holds
 - ``seed_range`` ((0, 500_000)): instance seeds drawn from ``np_random`` on reset; the held-out test seeds
   (1,000,000 ..) are outside it. ``reset(options={"instance_seed": s})`` or ``options={"instance": inst}``
   fixes the instance.
+- ``render_mode`` (None): ``"ansi"`` makes :meth:`QueueEnv.render` return the decision as text (time, jobs
+  dispatched and waiting, the weighted tardiness already committed, the candidate slots with weight,
+  processing time and time to due date); None renders nothing.
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ from dcops.cluster.queue.simulator import (
 class QueueEnv(gym.Env):
     """Single-agent job ordering; see the module docstring for the full description."""
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(
         self,
@@ -79,7 +82,10 @@ class QueueEnv(gym.Env):
         reward_scale: float = 1e-4,
         invalid_action_penalty: float = 1.0,
         seed_range: tuple[int, int] = (0, EPISODE_SEED_LIMIT),
+        render_mode: str | None = None,
     ) -> None:
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be None or 'ansi', got {render_mode!r}")
         if mode not in ("streaming", "static"):
             raise ValueError(f"mode must be 'streaming' or 'static', got {mode!r}")
         if max_slots < 2:
@@ -92,6 +98,7 @@ class QueueEnv(gym.Env):
         self.reward_scale = float(reward_scale)
         self.invalid_action_penalty = float(invalid_action_penalty)
         self.seed_range = seed_range
+        self.render_mode = render_mode
         self.action_space = spaces.Discrete(self.max_slots)
         self.observation_space = spaces.Dict(
             {
@@ -210,6 +217,33 @@ class QueueEnv(gym.Env):
         if terminated:
             info["episode_weighted_tardiness"] = weighted_tardiness(sim.instance, sim.completion_s)
         return obs, float(reward), terminated, False, info
+
+    def render(self) -> str | None:
+        """The current decision as text (``render_mode="ansi"``); None otherwise."""
+        if self.render_mode != "ansi":
+            return None
+        if self._sim is None:
+            return "queue/weighted_tardiness (not reset)"
+        sim = self._sim
+        inst = sim.instance
+        dispatched = np.asarray(sim.order, dtype=np.int64)
+        committed = float(np.sum(inst.weight[dispatched] * np.maximum(sim.completion_s[dispatched] - inst.due_s[dispatched], 0.0)))
+        lines = [f"queue/weighted_tardiness {inst.name}  t {sim.now_s:,.0f} s  dispatched {len(sim.order)}/{inst.n_jobs}"
+                 f"  waiting {len(sim.waiting)}  weighted tardiness committed {committed:,.0f} weight-s"]
+        shown = self._positions[:_RENDER_SLOTS]
+        if len(shown):
+            lines.append("  slot   job  weight  processing s  due in s")
+            for slot, position in enumerate(shown):
+                job = sim.waiting[int(position)]
+                lines.append(f"  {slot:4d} {job:5d} {inst.weight[job]:7.2f} {inst.processing_s[job]:13,.0f}"
+                             f" {inst.due_s[job] - sim.now_s:9,.0f}")
+            if len(self._positions) > len(shown):
+                lines.append(f"  ... {len(self._positions) - len(shown)} more slots")
+        return "\n".join(lines)
+
+
+_RENDER_SLOTS = 8
+"""Candidate slots an ``"ansi"`` rendering lists (the rest are counted)."""
 
 
 def make_queue_env(**config: Any) -> QueueEnv:

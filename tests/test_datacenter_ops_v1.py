@@ -1,0 +1,187 @@
+"""``dcops.datacenter_ops_v1``: the cluster game in PettingZoo's convention (``env``, ``raw_env``,
+``parallel_env``), checked by PettingZoo's own tests, with ``max_cycles``, ``"human"`` rendering and a global
+state."""
+
+from __future__ import annotations
+
+import sys
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from pettingzoo import AECEnv, ParallelEnv
+from pettingzoo.test import api_test, max_cycles_test, parallel_api_test, render_test, seed_test, state_test
+from pettingzoo.test.seed_test import parallel_seed_test
+from pettingzoo.utils.conversions import parallel_to_aec_wrapper
+from pettingzoo.utils.wrappers import OrderEnforcingWrapper
+
+import dcops
+from dcops import datacenter_ops_v1
+from dcops.env import DatacenterOpsEnv
+
+# PettingZoo's tests warn about what they would rather see (Box observations everywhere, agents named
+# <name>_<number>, finite bounds): advice for a different kind of game, not failures.
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+ACCEPT_ALL = np.zeros(48, dtype=np.int64)  # ACCEPT in every slot
+
+
+def test_the_module_gives_pettingzoos_three_constructors():
+    assert dcops.datacenter_ops_v1 is datacenter_ops_v1
+    parallel = datacenter_ops_v1.parallel_env()
+    assert isinstance(parallel, ParallelEnv) and isinstance(parallel, DatacenterOpsEnv)
+    assert parallel.metadata["name"] == "datacenter_ops_v1" == datacenter_ops_v1.__name__.rsplit(".", 1)[1]
+    raw = datacenter_ops_v1.raw_env()
+    assert type(raw) is parallel_to_aec_wrapper and isinstance(raw, AECEnv)
+    wrapped = datacenter_ops_v1.env()
+    assert isinstance(wrapped, OrderEnforcingWrapper) and isinstance(wrapped.env, parallel_to_aec_wrapper)
+    assert wrapped.possible_agents == ["scheduler", "team_0", "team_1", "team_2", "team_3"]
+    with pytest.raises(ValueError, match="game_version"):
+        datacenter_ops_v1.parallel_env(game_version=0)
+
+
+def test_importing_dcops_does_not_import_the_module_until_it_is_asked_for():
+    import subprocess
+
+    code = "import sys, dcops; print('dcops.env' in sys.modules); dcops.datacenter_ops_v1; print('dcops.env' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True"]
+
+
+# ------------------------------------------------------------------ PettingZoo's own tests
+def test_passes_pettingzoos_parallel_api_test():
+    parallel_api_test(datacenter_ops_v1.parallel_env(), num_cycles=1000)
+    parallel_api_test(datacenter_ops_v1.parallel_env(max_cycles=3), num_cycles=1000)
+
+
+@pytest.mark.xfail(raises=AttributeError, strict=True, reason=(
+    "pettingzoo.test.api_test compares every agent's observation with the first agent's as arrays "
+    "(api_test.py test_observation: observation.shape != observation_0.shape); the first agent, the scheduler, "
+    "observes a Dict and the teams observe arrays, so the comparison raises AttributeError: 'dict' object has "
+    "no attribute 'shape'. Strict: passing would mean PettingZoo fixed it."))
+def test_pettingzoos_api_test_on_the_aec_form_as_published():
+    api_test(datacenter_ops_v1.env(), num_cycles=1000)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: datacenter_ops_v1.env(),
+    lambda: datacenter_ops_v1.raw_env(),
+    lambda: datacenter_ops_v1.env(max_cycles=3),
+    lambda: datacenter_ops_v1.env(cooling="agent", team_kinds=("cooperative", "strategic", "learner")),
+], ids=["env", "raw_env", "max_cycles", "cooling_agent_and_learner"])
+def test_passes_pettingzoos_api_test_on_the_aec_form_with_only_its_array_comparison_mended(make, monkeypatch):
+    # Every check of api_test runs unchanged except the one above: an array observation is compared with the
+    # first array observation seen instead of with the scheduler's Dict (which api_test cannot compare).
+    module = sys.modules["pettingzoo.test.api_test"]
+    published = module.test_observation
+    first_array: list[np.ndarray] = []
+
+    def test_observation(observation, observation_0, env_name=None):
+        if isinstance(observation, np.ndarray) and not isinstance(observation_0, np.ndarray):
+            first_array[:] = first_array or [observation]
+            observation_0 = first_array[0]
+        return published(observation, observation_0, env_name)
+
+    monkeypatch.setattr(module, "test_observation", test_observation)
+    module.api_test(make(), num_cycles=1000)
+    assert first_array, "the mended comparison was exercised"
+
+
+def test_passes_pettingzoos_seed_tests():
+    seed_test(datacenter_ops_v1.env, num_cycles=100)
+    parallel_seed_test(datacenter_ops_v1.parallel_env, num_cycles=100)
+
+
+def test_passes_pettingzoos_max_cycles_test():
+    max_cycles_test(datacenter_ops_v1)
+
+
+def test_passes_pettingzoos_render_test_and_human_mode_prints_the_control_room(capsys):
+    render_test(datacenter_ops_v1.env)
+    assert set(datacenter_ops_v1.env().metadata["render_modes"]) == {"ansi", "human"}
+    env = datacenter_ops_v1.parallel_env(render_mode="human")
+    env.reset(seed=0)
+    capsys.readouterr()
+    env.step({"scheduler": ACCEPT_ALL})
+    assert env.render() is None
+    printed = capsys.readouterr().out
+    ansi = datacenter_ops_v1.parallel_env(render_mode="ansi")
+    ansi.reset(seed=0)
+    ansi.step({"scheduler": ACCEPT_ALL})
+    assert printed == ansi.render() + "\n" and "last window: reward" in printed
+    with pytest.raises(ValueError, match="render_mode"):
+        datacenter_ops_v1.parallel_env(render_mode="rgb_array")
+
+
+def test_passes_pettingzoos_state_test():
+    state_test(datacenter_ops_v1.env(), datacenter_ops_v1.parallel_env(), num_cycles=20)
+
+
+# ------------------------------------------------------------------ state, max_cycles, the AEC form
+@pytest.mark.parametrize("config", [{}, {"cooling": "agent"}], ids=["default", "cooling_agent"])
+def test_the_state_is_every_agents_observation_flattened_end_to_end(config):
+    env = datacenter_ops_v1.parallel_env(**config)
+    with pytest.raises(RuntimeError, match="reset"):
+        env.state()
+    observations, _ = env.reset(seed=1)
+    sizes = [gym.spaces.flatdim(env.observation_space(a)) for a in env.possible_agents]
+    assert env.state_space.shape == (sum(sizes),) and env.state_space.dtype == np.float32
+    if not config:
+        assert env.state_space.shape == (1756,)  # the number in dcops.env's docstring table
+    for _ in range(3):
+        state = env.state()
+        assert env.state_space.contains(state)
+        pieces = np.split(state, np.cumsum(sizes)[:-1])
+        for agent, piece in zip(env.possible_agents, pieces, strict=True):
+            expected = gym.spaces.flatten(env.observation_space(agent), observations[agent])
+            np.testing.assert_array_equal(piece, expected.astype(np.float32))
+        observations, *_ = env.step({"scheduler": ACCEPT_ALL})
+
+
+def test_max_cycles_truncates_every_agent_and_scores_no_more():
+    env = datacenter_ops_v1.parallel_env(max_cycles=3)
+    env.reset(seed=2)
+    for window in range(3):
+        _, _, terminations, truncations, infos = env.step({"scheduler": ACCEPT_ALL})
+        assert not any(terminations.values())
+        assert all(truncations.values()) == (window == 2)
+    assert env.agents == [] and "episode" not in infos["scheduler"]
+    with pytest.raises(RuntimeError, match="truncated at max_cycles=3"):
+        env.hindsight_bound()
+    with pytest.raises(ValueError, match="max_cycles"):
+        datacenter_ops_v1.parallel_env(max_cycles=0)
+
+
+def test_max_cycles_at_or_beyond_the_horizon_changes_nothing():
+    def play(**config):
+        env = datacenter_ops_v1.parallel_env(**config)
+        env.reset(seed=3)
+        steps = []
+        while env.agents:
+            _, rewards, terminations, truncations, _ = env.step({"scheduler": ACCEPT_ALL})
+            steps.append((rewards, terminations, truncations))
+        return steps, env.episode.score()
+
+    assert play() == play(max_cycles=8) == play(max_cycles=100)
+
+
+def test_the_aec_form_plays_the_same_episode_as_the_parallel_form():
+    parallel = datacenter_ops_v1.parallel_env()
+    parallel.reset(seed=4)
+    while parallel.agents:
+        parallel.step({"scheduler": ACCEPT_ALL})
+    aec = datacenter_ops_v1.env()
+    aec.reset(seed=4)
+    for agent in aec.agent_iter():
+        _, _, termination, truncation, _ = aec.last()
+        aec.step(None if termination or truncation else
+                 ACCEPT_ALL if agent == "scheduler" else aec.action_space(agent).sample())
+    assert aec.unwrapped.episode.score() == parallel.episode.score()
+    assert aec.unwrapped.episode.window_scores == parallel.episode.window_scores
+
+
+def test_the_single_agent_cluster_task_prints_in_human_mode(capsys):
+    env = dcops.make_env("cluster/operations", render_mode="human")
+    env.reset(seed=0)
+    env.step(ACCEPT_ALL)
+    assert env.render() is None and "datacenter_ops_v1" in capsys.readouterr().out
