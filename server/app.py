@@ -508,12 +508,14 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
             return await in_session(session, "state")
         return await in_session(session, "suggest", offload=True)
 
+    tools = mcp.tool_server(run_tool)
+
     @app.post("/mcp", tags=["MCP"], summary="JSON-RPC 2.0 (MCP tools start_episode, play_action, episode_state, "
               "suggest_action, close_session)",
               openapi_extra={"requestBody": {"required": False, "content": {"application/json": {"schema": {}}}}},
               responses={202: {"description": "notification accepted (no body)"}})
     async def mcp_endpoint(request: Request) -> Response:
-        reply = await mcp.handle(await request.body(), run_tool)
+        reply = await mcp.handle(await request.body(), tools)
         if reply is None:
             return Response(status_code=202)
         return _json(reply)

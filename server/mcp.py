@@ -3,16 +3,25 @@
 Why: OpenEnv's production mode and tool-using LLM agents talk MCP; exposing ``start_episode``, ``play_action``,
 ``episode_state``, ``suggest_action`` and ``close_session`` as tools lets such an agent play any task over the
 same sessions as HTTP. The names are not ``reset``/``step``/``state``/``close``: OpenEnv's harness reserves those
-for itself and refuses a server that lists them as tools. Every reply is HTTP 200
-with a JSON-RPC body (a parse error of an empty or broken body included), except notifications, which get 202
-and no body, as the MCP streamable-HTTP transport says. Batches are not supported (MCP dropped them).
+for itself and refuses a server that lists them as tools.
+
+The tools are defined with the MCP SDK's ``FastMCP`` (:func:`tool_server`: input and output schemas from the
+signatures, arguments validated by the SDK); the transport is this module's JSON-RPC, because OpenEnv's validator
+posts ``{}`` to ``/mcp`` without an ``Accept`` header and wants HTTP 200 with a JSON-RPC body, which the SDK's
+streamable-HTTP transport refuses (406). Every reply is HTTP 200 with a JSON-RPC body (a parse error of an empty
+or broken body included), except notifications, which get 202 and no body, as the MCP streamable-HTTP transport
+says. Batches are not supported (MCP dropped them).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Annotated, Any
+
+from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
+from pydantic import Field, ValidationError
 
 from dcops.models import API_VERSION
 from dcops.server.serialize import dumps
@@ -24,51 +33,64 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 
-_SESSION = {"type": "string", "description": "session id returned by reset"}
-TOOLS: list[dict[str, Any]] = [
-    {
-        "name": "start_episode",
-        "description": "Start an episode (new session unless session_id is given); returns the first observation "
-                       "and the session_id to pass to the other tools.",
-        "inputSchema": {
-            "type": "object",
-            "properties": {
-                "task": {"type": "string"}, "seed": {"type": "integer", "minimum": 0},
-                "episode_id": {"type": "string"}, "options": {"type": "object"}, "session_id": _SESSION,
-            },
-        },
-    },
-    {
-        "name": "play_action",
-        "description": "Play one action (the /schema endpoint gives each task family's action object); "
-                       "expected_step (optional): the step count before it, so a retried call is not played twice.",
-        "inputSchema": {
-            "type": "object", "required": ["session_id", "action"],
-            "properties": {"session_id": _SESSION, "action": {"type": "object"},
-                           "expected_step": {"type": "integer", "minimum": 0}},
-        },
-    },
-    {
-        "name": "episode_state",
-        "description": "The episode's ids, counters and current observation.",
-        "inputSchema": {"type": "object", "required": ["session_id"], "properties": {"session_id": _SESSION}},
-    },
-    {
-        "name": "suggest_action",
-        "description": "The action the task's reference policy would play now.",
-        "inputSchema": {"type": "object", "required": ["session_id"], "properties": {"session_id": _SESSION}},
-    },
-    {
-        "name": "close_session",
-        "description": "Close the session (its running episode is kept in the store as abandoned).",
-        "inputSchema": {"type": "object", "required": ["session_id"], "properties": {"session_id": _SESSION}},
-    },
-]
 OPERATIONS = {"start_episode": "reset", "play_action": "step", "episode_state": "state",
               "suggest_action": "suggest", "close_session": "close"}
 """Each tool's session operation (what ``run_tool`` is called with)."""
 
 ToolRunner = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
+
+
+def tool_server(run_tool: ToolRunner) -> FastMCP:
+    """The tools, defined with the MCP SDK's :class:`FastMCP` (input and output schemas from the signatures,
+    arguments validated by it); each calls ``run_tool(operation, arguments)`` on the server's sessions."""
+    server = FastMCP("dcops")
+
+    def given(**arguments: Any) -> dict[str, Any]:
+        return {k: v for k, v in arguments.items() if v is not None}
+
+    async def start_episode(task: str | None = None, seed: Annotated[int, Field(ge=0)] | None = None,
+                            episode_id: str | None = None, options: dict[str, Any] | None = None,
+                            session_id: str | None = None) -> dict[str, Any]:
+        """Start an episode (a new session unless session_id is given); returns the first observation and the
+        session_id to pass to the other tools."""
+        return await run_tool("reset", given(task=task, seed=seed, episode_id=episode_id, options=options,
+                                             session_id=session_id))
+
+    async def play_action(session_id: str, action: dict[str, Any],
+                          expected_step: Annotated[int, Field(ge=0)] | None = None) -> dict[str, Any]:
+        """Play one action (the /schema endpoint gives each task family's action object); expected_step
+        (optional): the step count before it, so a retried call is not played twice."""
+        return await run_tool("step", given(session_id=session_id, action=action, expected_step=expected_step))
+
+    async def episode_state(session_id: str) -> dict[str, Any]:
+        """The episode's ids, counters and current observation."""
+        return await run_tool("state", {"session_id": session_id})
+
+    async def suggest_action(session_id: str) -> dict[str, Any]:
+        """The action the task's reference policy would play now."""
+        return await run_tool("suggest", {"session_id": session_id})
+
+    async def close_session(session_id: str) -> dict[str, Any]:
+        """Close the session (its running episode is kept in the store as abandoned)."""
+        return await run_tool("close", {"session_id": session_id})
+
+    for tool in (start_episode, play_action, episode_state, suggest_action, close_session):
+        server.add_tool(tool, structured_output=True)
+    return server
+
+
+def _tool_error(exc: ToolError) -> dict[str, Any]:
+    """A failed call's structured error: the session's :class:`ApiError`, or the SDK's argument validation."""
+    from dcops.server.sessions import ApiError
+
+    cause = exc.__cause__
+    if isinstance(cause, ApiError):
+        return {"code": cause.code, "message": cause.message, "field": cause.field}
+    if isinstance(cause, ValidationError) and cause.errors():
+        first = cause.errors()[0]
+        field = ".".join(str(p) for p in first["loc"]) or "arguments"
+        return {"code": "VALIDATION_ERROR", "message": f"{field}: {first['msg']}", "field": field}
+    return {"code": "TOOL_ERROR", "message": str(exc), "field": None}
 
 
 def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
@@ -79,11 +101,8 @@ def _result(request_id: Any, result: dict[str, Any]) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-async def handle(body: bytes, run_tool: ToolRunner) -> dict[str, Any] | None:
-    """Answer one JSON-RPC request; ``None`` for a notification (no reply). ``run_tool(name, arguments)`` runs a
-    tool and raises :class:`dcops.server.sessions.ApiError` for client errors."""
-    from dcops.server.sessions import ApiError
-
+async def handle(body: bytes, tools: FastMCP) -> dict[str, Any] | None:
+    """Answer one JSON-RPC request; ``None`` for a notification (no reply). ``tools`` is :func:`tool_server`'s."""
     try:
         message = json.loads(body) if body.strip() else None
     except (ValueError, UnicodeDecodeError):
@@ -115,7 +134,8 @@ async def handle(body: bytes, run_tool: ToolRunner) -> dict[str, Any] | None:
     if method == "ping":
         return _result(request_id, {})
     if method == "tools/list":
-        return _result(request_id, {"tools": TOOLS})
+        listed = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in await tools.list_tools()]
+        return _result(request_id, {"tools": listed})
     if method == "tools/call":
         name = params.get("name")
         arguments = params.get("arguments", {})
@@ -127,9 +147,9 @@ async def handle(body: bytes, run_tool: ToolRunner) -> dict[str, Any] | None:
         if not isinstance(arguments, dict):
             return _error(request_id, INVALID_PARAMS, "Invalid params: arguments must be an object")
         try:
-            output = await run_tool(OPERATIONS[name], arguments)
-        except ApiError as exc:
-            error = {"code": exc.code, "message": exc.message, "field": exc.field}
+            _, output = await tools.call_tool(name, arguments)
+        except ToolError as exc:
+            error = _tool_error(exc)
             return _result(request_id, {"content": [{"type": "text", "text": dumps(error)}],
                                         "structuredContent": error, "isError": True})
         return _result(request_id, {"content": [{"type": "text", "text": dumps(output)}],

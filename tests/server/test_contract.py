@@ -174,8 +174,9 @@ def test_mcp_tools_play_an_episode(client):
     assert call("episode_state", {"session_id": sid}, 4)["structuredContent"]["step_count"] == 1
     bad = call("play_action", {"session_id": sid, "action": {"slot": "first"}}, 5)
     assert bad["isError"] is True and bad["structuredContent"]["field"] == "action.slot"
-    message = call("play_action", {"action": {"slot": 0}}, 6)["structuredContent"]["message"]
-    assert "POST /" not in message and "session_id argument" in message  # says what an MCP client must do
+    missing = call("play_action", {"action": {"slot": 0}}, 6)["structuredContent"]  # the SDK validates arguments
+    assert missing["code"] == "VALIDATION_ERROR" and missing["field"] == "session_id"
+    assert "POST /" not in missing["message"]
     assert call("close_session", {"session_id": sid}, 7)["structuredContent"] == {"closed": sid}
     gone = call("episode_state", {"session_id": sid}, 8)
     assert gone["isError"] is True and gone["structuredContent"]["code"] == "SESSION_NOT_FOUND"
@@ -211,3 +212,15 @@ def test_the_docs_page_uses_the_assets_this_server_serves(client):
     redoc = client.get("/redoc")
     assert redoc.status_code == 200 and "/docs-assets/redoc.standalone.js" in redoc.text
     assert "fonts.googleapis" not in redoc.text and client.get("/docs-assets/redoc.standalone.js").status_code == 200
+
+
+def test_the_mcp_tools_schemas_come_from_their_signatures_and_bad_arguments_name_the_field(client):
+    tools = client.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).json()["result"]["tools"]
+    play = next(t for t in tools if t["name"] == "play_action")
+    assert set(play["inputSchema"]["required"]) == {"session_id", "action"}
+    assert "outputSchema" in play and play["description"].startswith("Play one action")
+    body = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "start_episode", "arguments": {"task": "queue/weighted_tardiness", "seed": -1}}}
+    bad = client.post("/mcp", json=body).json()["result"]
+    assert bad["isError"] is True and bad["structuredContent"]["field"] == "seed"
+    assert client.get("/sessions").json()["open"] == 0  # refused before it took a session
