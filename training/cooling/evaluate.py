@@ -188,13 +188,10 @@ def evaluate(controllers: Sequence[Any], cases: Sequence[Case], seeds: Sequence[
 
 # ---------------------------------------------------------------------- statistics and report
 def _t_quantile_975(dof: int) -> float:
-    """Two-sided 95 % Student t quantile (scipy when present, else a table for small dof)."""
-    try:
-        from scipy.stats import t
+    """Two-sided 95 % Student t quantile (scipy, a dependency)."""
+    from scipy.stats import t
 
-        return float(t.ppf(0.975, dof))
-    except ImportError:  # pragma: no cover - scipy is a dependency
-        return {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57}.get(dof, 1.96 + 2.4 / max(dof, 1))
+    return float(t.ppf(0.975, dof))
 
 
 def paired_difference(rows: list[dict[str, Any]], controller: str, reference: str) -> dict[str, Any]:
