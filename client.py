@@ -68,7 +68,7 @@ class ServerError(RuntimeError):
         self.status, self.code, self.message, self.field = status, code, message, field
 
 
-GONE_CODES = frozenset({"SESSION_NOT_FOUND", "SESSION_EVICTED", "SESSION_EXPIRED", "NOT_RESET"})
+GONE_CODES = frozenset({"SESSION_NOT_FOUND", "SESSION_EVICTED", "SESSION_EXPIRED", "NOT_RESET", "WORKER_GONE"})
 """Error codes meaning the server no longer holds the client's session or episode."""
 
 
@@ -150,7 +150,7 @@ class DcopsClient:
         try:
             reply = self._request("POST", "/reset", body)
         except ServerError as exc:
-            if not (self.recover and self.session_id and exc.status == 404):
+            if not (self.recover and self.session_id and exc.code in GONE_CODES):
                 raise
             warnings.warn(f"the server no longer has session {self.session_id[:8]}… ({exc.code}); opening a new "
                           "one", SessionLostWarning, stacklevel=2)
@@ -167,7 +167,7 @@ class DcopsClient:
         try:
             return self._remember(StepResult.from_reply(self._request("POST", "/step", body)))
         except ServerError as exc:
-            if not (self.recover and exc.status in (404, 409) and exc.code in GONE_CODES):
+            if not (self.recover and exc.code in GONE_CODES):
                 raise
             warnings.warn(f"the server no longer has this episode ({exc.code}: {exc.message}); it ends here "
                           "(done, metadata['session_lost']): reset to start another", SessionLostWarning,

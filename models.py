@@ -392,6 +392,10 @@ class LastWindowView(_ViewPart):
     started: list[str]
 
 
+class NoWindowYet(_ViewPart):
+    """``last_window`` before window 0 ends: an empty object."""
+
+
 class ClusterView(_ViewPart):
     """The public structured view of ``cluster/operations`` at the start of a window."""
 
@@ -410,7 +414,7 @@ class ClusterView(_ViewPart):
     teams: dict[str, TeamView]
     flags: list[FlagView] = Field(description="flags raised at the end of the last window")
     audits: list[AuditView]
-    last_window: LastWindowView | dict[str, Any] = Field(description="empty before window 0 ends")
+    last_window: LastWindowView | NoWindowYet = Field(description="empty before window 0 ends")
 
 
 class ClusterObservation(BaseModel):

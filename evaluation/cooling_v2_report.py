@@ -105,11 +105,19 @@ def markdown(rows: list[dict[str, Any]], seeds: int, weights_note: str) -> str:
         values = [bound[(case, s)][key] for s in range(seeds) if (case, s) in bound]
         return float(np.mean(values)) if len(values) == seeds else None
 
+    def gap_closed(case: str) -> str:
+        """Share of the rule's objective gap to the bound that PPO closes (mean ratios, same seeds), %."""
+        b = bound_mean(case, "objective_ratio")
+        rule = mean(case, "rule (task-tuned)", "objective_ratio")
+        if b is None or rule - b <= 0.0:
+            return "–"
+        return f"{100.0 * (rule - mean(case, 'ppo_v2', 'objective_ratio')) / (rule - b):.1f} %"
+
     def table(cases: list[str], label: str) -> tuple[list[str], list[float], int, int]:
         lines = [f"| {label} | PPO score | rule score | family rule score | bound score | PPO / rule objective "
                  "(over yardstick) | PPO saving vs rule | PPO / rule cooling kWh | PPO / rule facility cost $ | PPO / rule facility carbon kg | "
-                 "worst min > 27 °C PPO / rule | > 32 °C PPO / rule | max inlet K/h PPO / rule |",
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+                 "worst min > 27 °C PPO / rule | > 32 °C PPO / rule | max inlet K/h PPO / rule | gap to bound closed |",
+                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         savings, score_wins, safe = [], 0, 0
         for case in cases:
             ppo, rule, family = "ppo_v2", "rule (task-tuned)", "rule (family-tuned)"
@@ -128,7 +136,7 @@ def markdown(rows: list[dict[str, Any]], seeds: int, weights_note: str) -> str:
                 f"{worst(case, ppo, 'worst_minutes_above_27'):.0f} / {worst(case, rule, 'worst_minutes_above_27'):.0f} "
                 f"| {worst(case, ppo, 'worst_minutes_above_32'):.0f} / {worst(case, rule, 'worst_minutes_above_32'):.0f}"
                 f" | {worst(case, ppo, 'max_inlet_rate_k_per_h'):.1f} / "
-                f"{worst(case, rule, 'max_inlet_rate_k_per_h'):.1f} |")
+                f"{worst(case, rule, 'max_inlet_rate_k_per_h'):.1f} | {gap_closed(case)} |")
         return lines, savings, score_wins, safe
 
     tasks = list(dict.fromkeys(r["case"] for r in rows if r["target"] != FAMILY))

@@ -81,7 +81,7 @@ from dcops.server import mcp
 from dcops.server.adapters import FAMILIES, ActionError, adapter_for, served_tasks
 from dcops.server.config import ServerConfig, add_serve_arguments
 from dcops.server.serialize import Encoded, dumps
-from dcops.server.sessions import ApiError, Session, SessionManager
+from dcops.server.sessions import HTTP, WEBSOCKET, ApiError, Session, SessionManager
 from dcops.server.store import EpisodeStore
 from dcops.server.workers import RayWorkerPool, RemoteSession, WorkerPool
 
@@ -230,6 +230,8 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
     """Build the app. ``config`` defaults to :meth:`ServerConfig.from_env`; ``clock`` (monotonic seconds)
     is injectable for session-expiry tests."""
     config = config or ServerConfig.from_env()
+    if config.ray_address is not None and config.workers < 1:
+        raise ValueError("workers: Ray workers (ray_address) need workers >= 1")
     adapter_for(config.default_task)  # fail at start, not at the first reset, on a bad default task
     holder: dict[str, Any] = {}
 
@@ -322,7 +324,12 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
                 manager.get(session.id, session.transport)
                 raise ApiError(404, "SESSION_NOT_FOUND", "the session was closed; reset to start again")
             if isinstance(session, RemoteSession):
-                return await session.call(op, *args, **kwargs)
+                try:
+                    return await session.call(op, *args, **kwargs)
+                except ApiError as exc:
+                    if exc.code == "WORKER_GONE":  # its environment died with the worker: free the slot
+                        manager.close(session.id)
+                    raise
             fn = functools.partial(getattr(session, op), *args, **kwargs)
             if offload:
                 return await anyio.to_thread.run_sync(fn)
@@ -340,7 +347,7 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
         sid = x_session_id or session_id
         if not sid:
             _check_reset(arguments, config.default_task)  # a bad request takes no slot (and evicts no one)
-        session = manager.get(sid) if sid else manager.create("http")
+        session = manager.get(sid) if sid else manager.create(HTTP)
         try:
             reply = await in_session(session, "reset", offload=True, **arguments)
         except ApiError:
@@ -407,9 +414,11 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
         until: float | None = Query(default=None, description="started before (Unix s)"),  # noqa: B008
         limit: int = Query(default=100, ge=1, le=1000),  # noqa: B008
         offset: int = Query(default=0, ge=0),  # noqa: B008
+        order: str = Query(default="asc", pattern="^(asc|desc)$", description="by start time"),  # noqa: B008
         x_operator_token: str | None = Header(default=None, alias="X-Operator-Token", max_length=256),  # noqa: B008
     ) -> Response:
-        rows = operator_store(x_operator_token).episodes(task, status, since, until, limit + 1, offset)
+        rows = operator_store(x_operator_token).episodes(task, status, since, until, limit + 1, offset,
+                                                         newest_first=order == "desc")
         more = len(rows) > limit
         return _json({"episodes": [_public_episode(r) for r in rows[:limit]],
                       "next_offset": offset + limit if more else None})
@@ -439,7 +448,7 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
 
     @app.get("/health", response_model=HealthResponse, tags=["Health"])
     async def health() -> Response:
-        status = "degraded" if len(manager) >= config.max_sessions else "healthy"
+        status = "degraded" if manager.saturated else "healthy"
         return _json({"status": status, "sessions": len(manager), "max_sessions": config.max_sessions,
                       "version": API_VERSION})
 
@@ -486,7 +495,7 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
                 raise ApiError(422, "VALIDATION_ERROR", f"arguments: {exc}", "arguments") from None
             if not sid:
                 _check_reset(_reset_arguments(request), config.default_task)
-            session = manager.get(sid) if sid else manager.create("http")
+            session = manager.get(sid) if sid else manager.create(HTTP)
             try:
                 return await in_session(session, "reset", offload=True, **_reset_arguments(request))
             except ApiError:
@@ -525,7 +534,7 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
     async def websocket_endpoint(websocket: WebSocket) -> None:
         await websocket.accept()
         try:
-            session = manager.create("ws")
+            session = manager.create(WEBSOCKET)
         except ApiError as exc:
             await _send_error(websocket, exc)
             await websocket.close(code=1013)  # try again later

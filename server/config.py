@@ -97,10 +97,6 @@ class ServerConfig:
     operator_token: str | None = field(default=None, repr=False)
     ray_address: str | None = None
 
-    def __post_init__(self) -> None:
-        if self.ray_address is not None and self.workers < 1:
-            raise ValueError("workers: Ray workers (ray_address) need workers >= 1")
-
     @classmethod
     def from_env(cls) -> ServerConfig:
         db = os.environ.get("DCOPS_DB", "")

@@ -33,9 +33,7 @@ INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INVALID_PARAMS = -32602
 
-OPERATIONS = {"start_episode": "reset", "play_action": "step", "episode_state": "state",
-              "suggest_action": "suggest", "close_session": "close"}
-"""Each tool's session operation (what ``run_tool`` is called with)."""
+TOOL_NAMES = frozenset({"start_episode", "play_action", "episode_state", "suggest_action", "close_session"})
 
 ToolRunner = Callable[[str, dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -141,9 +139,9 @@ async def handle(body: bytes, tools: FastMCP) -> dict[str, Any] | None:
         arguments = params.get("arguments", {})
         if arguments is None:
             arguments = {}
-        if name not in OPERATIONS:
+        if name not in TOOL_NAMES:
             return _error(request_id, INVALID_PARAMS, f"Invalid params: unknown tool {name!r} (tools: "
-                          f"{', '.join(OPERATIONS)})")
+                          f"{', '.join(sorted(TOOL_NAMES))})")
         if not isinstance(arguments, dict):
             return _error(request_id, INVALID_PARAMS, "Invalid params: arguments must be an object")
         try:

@@ -44,6 +44,10 @@ from dcops.server.adapters import ActionError, Episode, adapter_for
 from dcops.server.serialize import to_jsonable
 from dcops.server.store import EpisodeStore
 
+HTTP = "http"
+WEBSOCKET = "ws"
+"""Session transports: an HTTP session (addressed by its id) or a WebSocket connection."""
+
 
 class ApiError(Exception):
     """A client-caused error: HTTP ``status``, WebSocket/JSON ``code``, message and (optional) field."""
@@ -84,7 +88,7 @@ class Session:
         self.episode_id: str | None = None
         self.uid: str | None = None
         self.closed = False
-        self._last_step: tuple[str, dict[str, Any]] | None = None  # (the action's JSON, its reply), for retries
+        self._last_step: tuple[Any, dict[str, Any]] | None = None  # (the last action, its reply), for retries
 
     def touch(self) -> None:
         self.last_used = self._clock()
@@ -168,14 +172,14 @@ class Session:
             self.store.record_step(self.uid, episode.step_count, canonical, episode.observation, float(reward),
                                    episode.done, public)
         reply = self._reply(float(reward), public, extra=extra)
-        self._last_step = (_action_key(action), reply)
+        self._last_step = (action, reply)  # compared only when a retry comes (_retried_step)
         return reply
 
     def _retried_step(self, episode: Episode, action: Any, expected_step: int) -> dict[str, Any]:
         """A step whose ``expected_step`` is not the episode's count: the last reply again if it is a retry of
         the last step (same action), else 409 ``STALE_STEP``."""
         last = self._last_step
-        if expected_step == episode.step_count - 1 and last is not None and last[0] == _action_key(action):
+        if expected_step == episode.step_count - 1 and last is not None and _action_key(last[0]) == _action_key(action):
             reply = json.loads(json.dumps(last[1], default=str))
             reply["metadata"]["replayed"] = True
             return reply
@@ -293,12 +297,17 @@ class SessionManager:
     def __len__(self) -> int:
         return len(self._sessions)
 
+    @property
+    def saturated(self) -> bool:
+        """Full with nothing evictable: the next new session would be refused (503)."""
+        return len(self._sessions) >= self.max_sessions and not self._evictable()
+
     def summary(self) -> dict[str, Any]:
         """Capacity and occupancy (``GET /sessions``): never the ids, which are the sessions' only credential."""
         sessions = list(self._sessions.values())
         return {"capacity": self.max_sessions, "open": len(sessions),
                 "running": sum(not s.finished for s in sessions), "finished": sum(s.finished for s in sessions),
-                "websocket": sum(s.transport == "websocket" for s in sessions),
+                "websocket": sum(s.transport == WEBSOCKET for s in sessions),
                 "evictable": len(self._evictable()), "idle_timeout_s": self.idle_timeout_s,
                 "totals": dict(self.counts)}
 
@@ -332,7 +341,7 @@ class SessionManager:
     def _evictable(self) -> list[Session]:
         """HTTP sessions not inside a request, finished ones first, least recently used first."""
         candidates = [s for s in self._sessions.values()
-                      if s.transport == "http" and not s.closed and not s.lock.locked()]
+                      if s.transport == HTTP and not s.closed and not s.lock.locked()]
         return sorted(candidates, key=lambda s: (not s.finished, s.last_used))
 
     def get(self, session_id: str | None, transport: str = "http") -> Session:
@@ -365,7 +374,7 @@ class SessionManager:
 
     def reap_idle(self) -> list[str]:
         """Close every HTTP session idle for longer than the timeout (WebSocket sessions end with their socket)."""
-        expired = [s.id for s in list(self._sessions.values()) if s.transport == "http" and self._expired(s)]
+        expired = [s.id for s in list(self._sessions.values()) if s.transport == HTTP and self._expired(s)]
         for session_id in expired:
             self.close(session_id)
         self.counts["expired"] += len(expired)

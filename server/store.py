@@ -165,9 +165,10 @@ class EpisodeStore:
 
     # ------------------------------------------------------------------------------------------- reading
     def episodes(self, task: str | None = None, status: str | None = None, since: float | None = None,
-                 until: float | None = None, limit: int | None = None, offset: int = 0) -> list[dict[str, Any]]:
-        """Episode rows (oldest first), optionally filtered by task, status and start time (Unix seconds,
-        ``since`` ≤ started_at < ``until``) and paged (``limit`` rows from ``offset``)."""
+                 until: float | None = None, limit: int | None = None, offset: int = 0,
+                 newest_first: bool = False) -> list[dict[str, Any]]:
+        """Episode rows (oldest first, or newest first), optionally filtered by task, status and start time (Unix
+        seconds, ``since`` ≤ started_at < ``until``) and paged (``limit`` rows from ``offset``)."""
         query = "SELECT * FROM episodes"
         clauses: list[str] = []
         params: list[Any] = []
@@ -178,7 +179,7 @@ class EpisodeStore:
                 params.append(value)
         if clauses:
             query += " WHERE " + " AND ".join(clauses)
-        query += " ORDER BY started_at, rowid"
+        query += " ORDER BY started_at DESC, rowid DESC" if newest_first else " ORDER BY started_at, rowid"
         if limit is not None:
             query += " LIMIT ? OFFSET ?"
             params += [int(limit), int(offset)]
@@ -244,13 +245,18 @@ class EpisodeStore:
             for uid in doomed:
                 self._db.execute("DELETE FROM steps WHERE uid = ?", (uid,))
                 self._db.execute("DELETE FROM episodes WHERE uid = ?", (uid,))
+        vacuumed = True
         if doomed:
-            with self._lock:
-                self._db.execute("VACUUM")
-        return {"deleted_episodes": len(doomed), "bytes_before": before, "bytes_after": self._file_bytes()}
+            try:
+                with self._lock:
+                    self._db.execute("VACUUM")
+            except sqlite3.OperationalError:  # a live server is writing: the space is reused, just not returned
+                vacuumed = False
+        return {"deleted_episodes": len(doomed), "bytes_before": before, "bytes_after": self._file_bytes(),
+                "vacuumed": vacuumed}
 
     def _file_bytes(self) -> int:
-        with self._lock:
+        with self._lock, contextlib.suppress(sqlite3.OperationalError):
             self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return sum(p.stat().st_size for p in (self.path, self.path.with_name(self.path.name + "-wal"))
                    if p.exists())

@@ -12,7 +12,8 @@ A worker holds real :class:`~dcops.server.sessions.Session` objects and its own 
 boundary, validation, ``expected_step`` retries, writing a step before replying — is the same code in both modes.
 The server keeps a :class:`RemoteSession` per session: id, transport, lock, last use and whether its episode is
 finished (from the replies), which is all the session manager needs to expire and evict. A worker that dies
-fails its pending calls with 503 ``WORKER_GONE``; its sessions then answer 404.
+fails its pending calls with 503 ``WORKER_GONE`` and the server closes each session that meets it (its next call
+gets 404, which the clients recover from); new sessions go to the live workers.
 
 More than one machine: :class:`RayWorkerPool` makes the workers Ray actors spread over a Ray cluster
 (``--ray-address auto``); the server is still the one front door and routes by session.
@@ -28,6 +29,8 @@ import threading
 import time
 from pathlib import Path
 from typing import Any
+
+import anyio
 
 from dcops.server.serialize import Encoded
 from dcops.server.sessions import ApiError
@@ -125,6 +128,7 @@ class WorkerHandle:
     def submit(self, op: str, sid: str, transport: str, args: tuple[Any, ...],
                kwargs: dict[str, Any]) -> concurrent.futures.Future:
         future: concurrent.futures.Future = concurrent.futures.Future()
+        future.set_running_or_notify_cancel()  # a cancelled await can no longer cancel it under the reader
         with self._send_lock:
             if not self.alive:
                 future.set_exception(_worker_gone())
@@ -154,14 +158,13 @@ class WorkerHandle:
             except (EOFError, OSError):
                 break
             future = self._pending.pop(rid, None)
-            if future is not None and not future.cancelled():
+            if future is not None:
                 future.set_result(result)
         with self._send_lock:
             self.alive = False
             pending, self._pending = self._pending, {}
         for future in pending.values():
-            if not future.cancelled():
-                future.set_exception(_worker_gone())
+            future.set_exception(_worker_gone())
 
     def stop(self, timeout_s: float = 10.0) -> None:
         with self._send_lock:
@@ -224,7 +227,9 @@ class RemoteSession:
         """Run ``Session.<op>(*args, **kwargs)`` in the worker and return its reply as JSON text (the worker
         encodes it: the event loop only routes); the worker's :class:`ApiError` is raised here."""
         self.touch()
-        status, *rest = await asyncio.wrap_future(self.worker.submit(op, self.id, self.transport, args, kwargs))
+        # Sent from a thread: a pipe whose worker is busy can fill, and a full pipe must not stall the event loop.
+        future = await anyio.to_thread.run_sync(self.worker.submit, op, self.id, self.transport, args, kwargs)
+        status, *rest = await asyncio.wrap_future(future)
         if status == "api":
             raise ApiError(*rest)
         if status == "crash":
@@ -255,6 +260,7 @@ class RayWorkerHandle:
     def submit(self, op: str, sid: str, transport: str, args: tuple[Any, ...],
                kwargs: dict[str, Any]) -> concurrent.futures.Future:
         result: concurrent.futures.Future = concurrent.futures.Future()
+        result.set_running_or_notify_cancel()
         if not self.alive:
             result.set_exception(_worker_gone())
             return result

@@ -87,21 +87,21 @@ function operatorHeaders() {
 
 async function listEpisodes() {
   const task = $("episodes-task").value.trim();
-  const query = new URLSearchParams({ limit: "50" });
+  const query = new URLSearchParams({ limit: "50", order: "desc" });
   if (task) query.set("task", task);
   let reply;
   try { reply = await api("GET", `/episodes?${query}`, undefined, operatorHeaders()); } catch (err) {
     $("episodes").replaceChildren(h("div", { class: "error late" }, err.message));  // the log is not on this page
     throw err;
   }
-  const rows = reply.episodes.slice().reverse().map((e) => h("tr", {},
+  const rows = reply.episodes.map((e) => h("tr", {},
     h("td", {}, e.task), h("td", { class: "num" }, e.seed), h("td", {}, e.status), h("td", { class: "num" }, e.n_steps),
     h("td", { class: "num" }, fmt(e.total_reward, 3)), h("td", {}, new Date(1000 * e.started_at).toISOString().slice(0, 19).replace("T", " ")),
     h("td", {}, h("button", { "data-uid": e.uid, onclick: () => guarded(() => replayEpisode(e)) }, "replay"))));
   $("episodes").replaceChildren(h("table", { class: "episodes-table" },
     h("tr", {}, ["task", "seed", "status", "steps", "return", "started (UTC)", ""].map((c) => h("th", {}, c))),
     rows.length ? rows : h("tr", {}, h("td", { colspan: 7, class: "muted" }, "no stored episode"))));
-  log(`${reply.episodes.length} stored episode(s)${reply.next_offset !== null ? " (the 50 oldest; filter by task)" : ""}`);
+  log(`${reply.episodes.length} stored episode(s)${reply.next_offset !== null ? " (the 50 newest; filter by task)" : ""}`);
 }
 
 async function replayEpisode(e) {

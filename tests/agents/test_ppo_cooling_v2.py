@@ -124,3 +124,14 @@ def test_the_shipped_policy_is_one_set_of_weights_for_every_task():
     for task in TASK_SPECS:
         result = run_controller_v2(dcops.make_env(task, n_steps=12), controller, seed=0)
         assert 0.0 <= result["score"] <= 1.0
+
+
+def test_the_task_wrapped_for_sb3_hands_the_policy_no_private_truth():
+    from dcops.boundary import DIAGNOSTIC_INFO_KEYS
+    from dcops.training.cooling.sb3_v2 import task_env
+
+    env = task_env("cooling/cascading_chiller_failure_v1")
+    _, info = env.reset(seed=0)
+    _, _, _, _, stepped = env.step(np.zeros(N_ACTIONS_V2, dtype=np.float32))
+    private = set(DIAGNOSTIC_INFO_KEYS["cooling"])
+    assert private and not private & set(info) and not private & set(stepped)

@@ -128,6 +128,7 @@ def test_past_the_session_limit_websocket_gets_one_capacity_frame_and_http_503_w
             full = small.post("/reset", json={})
             assert full.status_code == 503 and full.json()["code"] == "CAPACITY_REACHED"
             assert small.get("/health").json()["status"] == "degraded"
+            assert small.get("/sessions").json()["websocket"] == 2
             with small.websocket_connect("/ws") as third:
                 frame = third.receive_json()
                 assert frame == {"type": "error", "data": {"message": frame["data"]["message"],

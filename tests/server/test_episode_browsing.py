@@ -45,6 +45,8 @@ def test_episodes_are_listed_filtered_paged_and_replayed_without_credentials(db_
         text = json.dumps(listed)
         assert not any(sid in text for sid in sids) and "env_seed" not in text and "session_id" not in text
 
+        newest = server.get("/episodes", params={"order": "desc", "limit": 2}, headers=TOKEN).json()
+        assert [e["seed"] for e in newest["episodes"]] == [3, 2] and newest["next_offset"] == 2
         done = server.get("/episodes", params={"status": "done"}, headers=TOKEN).json()["episodes"]
         assert [e["seed"] for e in done] == [1]
         page = server.get("/episodes", params={"limit": 2}, headers=TOKEN).json()

@@ -36,7 +36,7 @@ def test_a_thousand_resets_without_closing_never_get_503(client_factory):
         assert summary["open"] == summary["capacity"] == 8
         assert summary["totals"]["created"] == 1000 and summary["totals"]["evicted"] == 992
         assert summary["totals"]["refused"] == 0
-        assert server.get("/health").json()["status"] == "degraded"
+        assert server.get("/health").json()["status"] == "healthy"  # full, but a new session still gets a slot
 
 
 def test_finished_sessions_are_evicted_before_running_ones_and_their_owner_is_told(client_factory):
@@ -198,3 +198,29 @@ def test_the_scorecard_comes_after_the_episode_with_the_baseline_on_the_same_epi
             done = server.post("/step", json={"action": {"decisions": decisions}}, headers=own).json()["done"]
         rejecting = server.get("/scorecard", headers=own).json()
         assert rejecting["score_minus_baseline"] < 0.0 and rejecting["baseline_score"] == card["baseline_score"]
+
+
+def test_a_step_whose_reply_is_lost_is_retried_and_played_once(tmp_path, server_starter, monkeypatch):
+    import urllib.request
+
+    server = server_starter(tmp_path / "episodes.db", tmp_path / "server.log")
+    try:
+        client = DcopsClient(server.url)
+        client.reset(task=TASK, seed=2, n_steps=6)
+        real = urllib.request.urlopen
+        lost = []
+
+        def lose_the_first_step_reply(request, *args, **kwargs):
+            response = real(request, *args, **kwargs)  # the server has played the step...
+            if request.full_url.endswith("/step") and not lost:
+                lost.append(response.read())
+                raise ConnectionResetError("the reply was lost on the way back")  # ...but the client never hears
+            return response
+
+        monkeypatch.setattr(urllib.request, "urlopen", lose_the_first_step_reply)
+        result = client.step(ACTION)
+        assert lost and result.metadata["step"] == 1 and result.metadata.get("replayed") is True
+        assert client.state().step_count == 1  # played once, not twice
+        assert client.step(ACTION).metadata["step"] == 2
+    finally:
+        server.stop()

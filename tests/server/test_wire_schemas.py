@@ -70,3 +70,15 @@ def test_fastapis_own_errors_have_the_error_body_too(client):
     for reply, status in ((unparsable, 400), (missing, 404), (wrong, 405)):
         assert reply.status_code == status, reply.text
         assert ErrorResponse.model_validate(reply.json()).code in {"BAD_REQUEST", "NOT_FOUND", "METHOD_NOT_ALLOWED"}
+
+
+def test_the_typed_view_refuses_a_field_it_does_not_know_even_in_an_empty_last_window(client):
+    from pydantic import ValidationError
+
+    view = client.post("/reset", json={"task": "cluster/operations", "seed": 2}).json()["observation"]["view"]
+    assert view["last_window"] == {}
+    ClusterView.model_validate(view)
+    with pytest.raises(ValidationError):
+        ClusterView.model_validate({**view, "last_window": {"window": 0, "true_priority": "HIGH"}})
+    with pytest.raises(ValidationError):
+        ClusterView.model_validate({**view, "team_kinds": {"team_0": "strategic"}})

@@ -71,6 +71,8 @@ def test_a_dead_worker_costs_its_sessions_not_the_server(client_factory):
         victim.process.join(10)
         dead = server.post("/step", json={"action": ACTION}, headers={"X-Session-Id": sids[0]})
         assert dead.status_code == 503 and dead.json()["code"] == "WORKER_GONE"
+        gone = server.post("/step", json={"action": ACTION}, headers={"X-Session-Id": sids[0]})
+        assert gone.status_code == 404  # the session died with its worker: its slot is free, clients recover
         assert server.post("/step", json={"action": ACTION}, headers={"X-Session-Id": sids[1]}).status_code == 200
         fresh = server.post("/reset", json={"task": COOLING}).json()["session_id"]
         assert sessions._sessions[fresh].worker is survivor
@@ -131,7 +133,9 @@ def test_ray_actors_serve_the_same_episodes_and_a_killed_actor_costs_only_its_se
 
 
 def test_ray_workers_need_a_worker_count():
+    from dcops.server.app import create_app
     from dcops.server.config import ServerConfig
 
     with pytest.raises(ValueError, match="workers"):
-        ServerConfig(db_path=None, ray_address="local", workers=0)
+        create_app(ServerConfig(db_path=None, ray_address="local", workers=0))
+    ServerConfig(db_path=None, ray_address="auto", workers=0)  # the command line may still set --workers

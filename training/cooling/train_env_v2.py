@@ -52,6 +52,7 @@ from dcops.agents.cooling.ppo_v2 import (
     rule_action,
 )
 from dcops.agents.cooling.rule_v2 import controller_context_v2
+from dcops.boundary import split_info
 from dcops.cooling_env_v1 import (
     EVAL_SITES,
     FAULT_CASES,
@@ -159,7 +160,10 @@ class CoolingTrainEnvV2(gym.Env):
     metadata = {"render_modes": []}
 
     def __init__(self, scenarios: TrainingScenariosV2 | None = None, spec_source: SpecSourceV2 | None = None,
-                 reward: RewardWeightsV2 | None = None) -> None:
+                 reward: RewardWeightsV2 | None = None, diagnostics: bool = False) -> None:
+        """``diagnostics``: keep the task's evaluator diagnostics (true inlets, faults) in ``info``; off by
+        default, as everywhere (``dcops.boundary``): the reward is computed from them, ``info`` never carries them."""
+        self.diagnostics = diagnostics
         self.scenarios = scenarios or TrainingScenariosV2()
         self.spec_source: SpecSourceV2 = spec_source or self.scenarios.sample
         self.reward_weights = reward or RewardWeightsV2()
@@ -182,7 +186,10 @@ class CoolingTrainEnvV2(gym.Env):
         self._weights = np.asarray(spec.zone_weights, dtype=np.float64) / float(np.sum(spec.zone_weights))
         self._last_action = rule_action()
         self._telemetry = telemetry
-        return self._observe(), info
+        return self._observe(), self._public(info)
+
+    def _public(self, info: dict[str, Any]) -> dict[str, Any]:
+        return info if self.diagnostics else split_info("cooling", info)[0]
 
     def _observe(self) -> NDArray[np.float32]:
         assert self.inner is not None
@@ -205,4 +212,5 @@ class CoolingTrainEnvV2(gym.Env):
         info["energy_cost"], info["thermal_cost"] = energy, thermal
         self._last_action = action
         self._telemetry = telemetry
-        return self._observe(), -(self.reward_weights.energy * energy + thermal), terminated, truncated, info
+        reward = -(self.reward_weights.energy * energy + thermal)
+        return self._observe(), reward, terminated, truncated, self._public(info)
