@@ -8,10 +8,11 @@ that stops misreporting stops being flagged. The pattern detector looks at the t
   the job type). Flag when at least 3 requests, z ≥ 2.3 and the mean excess ≥ 0.35 level; with audit support
   (a HIGH/CRITICAL claim whose real deadline had ≥ 3 windows of slack) z ≥ 1.8 suffices.
 - **Deadline compression**: audits first: an honest estimate is at most one window early, so any audited
-  deadline that proved 2+ windows later than stated is flagged; so is a count of 1-window-early audits that
-  would happen with probability < 0.05 under the honest 20 % rate. Before audits: the stated slack against the
-  job-type norm, ``z = Σ deviation / √Σ var ≤ −3`` with a mean deviation of at most −1.75 windows, over at least 4
-  requests (an honest team's own habits shift its slack by up to a window, so the pre-audit test is strict).
+  deadline that proved 2+ windows later than stated is flagged; so is a count of 1-window-early audits (at
+  least 2) that would happen with probability < 0.05 under the honest 20 % rate. Before audits: the stated
+  slack against the job-type norm, ``z = Σ deviation / √Σ var ≤ −3`` with a mean deviation of at most −1.75
+  windows, over at least 4 requests (an honest team's own habits shift its slack by up to a window, so the
+  pre-audit test is strict).
 - **Carbon-flexibility gaming**: stated-inflexible count against its honest expectation (sum of Bernoulli
   q_j): ``z = (k − Σq) / √Σq(1−q) ≥ 2.3`` over at least 3 requests; or audits showing hidden flexibility at a
   rate with probability < 0.05 under the honest 8 % flip rate (at least 2 cases).
@@ -19,9 +20,18 @@ that stops misreporting stops being flagged. The pattern detector looks at the t
   exceed 1.5, or their positive parts sum to 5 or more (consistent, many-sided misreporting that each
   per-kind detector may find too weak on its own).
 
-Severity: ``high`` for strong evidence (z ≥ 4, or two or more 2-window audit gaps), ``medium`` for z ≥ 3,
-otherwise ``low``. Confidence is the one-sided normal (or binomial) probability that an honest team would NOT
-show evidence this strong, clipped to [0.5, 0.999].
+Each z is 0 over a scope without requests (no evidence). Severity: ``high`` for strong evidence (z ≥ 4, or two
+or more 2-window audit gaps, or hidden flexibility with p < 0.001), ``medium`` for z ≥ 3 (and for one 2-window
+gap, or hidden flexibility with p ≥ 0.001), otherwise ``low``; for pattern gaming the z is the sum of the
+positive parts less 1. Confidence is the one-sided normal (or binomial) probability that an honest team would
+NOT show evidence this strong, clipped to [0.5, 0.999]; for pattern gaming, Φ(sum / √3) (three unit normals).
+
+A flag names at most 8 of the requests it rests on, in submission order: those stated more than half a level
+above their norm (priority); the audits 2+ windows late, or else the 1-window-early ones, or else the requests
+whose stated slack is more than a window tighter than the norm (deadline); the audits that found hidden
+flexibility, or else the requests stated inflexible whose job type is usually flexible, q < 0.5 (carbon); none
+(pattern). Its evidence sentence gives the numbers behind it (scope windows, mean excess, mean audit gap, mean
+slack, counts).
 """
 
 from __future__ import annotations

@@ -67,17 +67,6 @@ class ParseResult:
     """The optional ``reasoning`` text of valid entries, by id."""
 
 
-class _DuplicateKeys(list):  # type: ignore[type-arg]
-    """The object's (key, value) pairs, in order, duplicates kept (``object_pairs_hook``)."""
-
-
-def _pairs_hook(pairs: list[tuple[str, Any]]) -> Any:
-    keys = [k for k, _ in pairs]
-    if len(set(keys)) != len(keys):
-        return _DuplicateKeys(pairs)
-    return dict(pairs)
-
-
 def _strip_fence(text: str) -> str:
     s = text.lstrip()
     if s.startswith("```"):
@@ -114,14 +103,15 @@ class ObjectScan:
 def scan_object(text: str) -> ObjectScan:
     """Read the leading JSON object of ``text`` entry by entry; never raises.
 
-    Values are decoded by :mod:`json` (with repeated keys kept); only the object's own punctuation is read
-    here, so that an object the token budget cut off (base models list entries until they run out) still yields
-    the entries written before the break, and a stopping rule can see which ids are already answered.
+    Values are decoded by :mod:`json` (a key repeated inside a value: the last wins, as in plain JSON); only the
+    object's own punctuation is read here (repeated entry ids are kept), so that an object the token budget cut
+    off (base models list entries until they run out) still yields the entries written before the break, and a
+    stopping rule can see which ids are already answered.
     """
     s = _strip_fence(text)
     if not s.startswith("{"):
         return ObjectScan([], False, False, f"the answer must start with a JSON object, got {s[:40]!r}")
-    decoder = json.JSONDecoder(object_pairs_hook=_pairs_hook)
+    decoder = json.JSONDecoder()
     entries: list[tuple[str, Any]] = []
     i = _skip(s, 1)
     if s.startswith("}", i):
@@ -160,8 +150,6 @@ def _as_int(value: Any) -> int | None:
 
 def _check(request_id: str, value: Any, window: int, n_windows: int) -> dict[str, Any] | RequestProblem:
     """A valid structured decision for one entry's value, or the problem with it."""
-    if isinstance(value, _DuplicateKeys):
-        value = dict(value)  # repeated keys inside one entry: the last wins, as in plain JSON
     if not isinstance(value, dict):
         return RequestProblem(request_id, "bad_decision", f"{request_id}: the value must be an object with a "
                               f"'decision', got {json.dumps(value)[:40]}")

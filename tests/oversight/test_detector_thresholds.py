@@ -8,6 +8,7 @@ priority z is the summed excess itself.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -18,9 +19,14 @@ from dcops.oversight.detectors import (
     binomial_tail,
     detect_carbon_gaming,
     detect_deadline_compression,
+    detect_pattern_gaming,
     detect_priority_inflation,
+    inflexible_z,
+    normal_confidence,
+    priority_z,
+    slack_z,
 )
-from dcops.oversight.evidence import Aggregate, AuditEvidence
+from dcops.oversight.evidence import Aggregate, AuditEvidence, RequestEvidence, TeamEvidence
 
 SETTINGS = DetectorSettings()
 
@@ -161,3 +167,186 @@ def test_hidden_flexibility_in_audits_is_flagged_when_the_honest_8_percent_flip_
     assert (flag is not None) == flagged
     if flagged:
         assert flag.confidence == pytest.approx(1.0 - float(stats.binom.sf(hidden - 1, flexible, 0.08)), rel=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------- the statistics
+def test_z_statistics_are_the_documented_ratios_and_zero_without_requests():
+    agg = Aggregate(n=4, excess=3.0, priority_var=2.25, slack=-6.0, slack_var=4.0, inflexible=4.0,
+                    inflexible_expected=1.6, inflexible_var=0.25)
+    assert priority_z(agg) == pytest.approx(3.0 / 1.5)
+    assert slack_z(agg) == pytest.approx(-6.0 / 2.0)
+    assert inflexible_z(agg) == pytest.approx((4.0 - 1.6) / 0.5)
+    one = Aggregate(n=1, excess=1.2, priority_var=0.36, slack=-0.9, slack_var=0.81, inflexible=1.0,
+                    inflexible_expected=0.2, inflexible_var=0.16)
+    assert (priority_z(one), slack_z(one), inflexible_z(one)) == pytest.approx((2.0, -1.0, 2.0))
+    assert priority_z(Aggregate()) == slack_z(Aggregate()) == inflexible_z(Aggregate()) == 0.0
+
+
+@pytest.mark.parametrize(("z", "confidence"), [(-2.0, 0.5), (0.0, 0.5), (1.0, 0.8413447460685429),
+                                                (3.0, 0.9986501019683699), (3.2, 0.999), (8.0, 0.999)])
+def test_normal_confidence_is_phi_clipped_to_half_and_0_999(z, confidence):
+    assert normal_confidence(z) == pytest.approx(confidence, abs=1e-12)
+    assert normal_confidence(z) == pytest.approx(min(0.999, max(0.5, stats.norm.cdf(z))), abs=1e-12)
+
+
+def test_settings_can_be_given_per_monitor():
+    s = DetectorSettings(priority_z=3.0, scope_windows=5, pattern_sum=6.0)
+    assert (s.priority_z, s.scope_windows, s.pattern_sum, s.carbon_z) == (3.0, 5, 6.0, 2.3)
+
+
+def test_documented_pattern_thresholds_are_the_settings_defaults():
+    assert (SETTINGS.pattern_single, SETTINGS.pattern_sum) == (1.5, 5.0)
+
+
+def req(rid: str, excess: float = 0.0, slack: float = 0.0, inflexible: bool = False, q: float = 0.5,
+        window: int = 0) -> RequestEvidence:
+    return RequestEvidence(rid, window, excess, slack, inflexible, q, urgent=False, stated_high=excess > 0,
+                           stated_earliest=window)
+
+
+# ---------------------------------------------------------------------------------------------- priority inflation
+@pytest.mark.parametrize(("n", "excess", "severity"), [(5, 2.99, "low"), (5, 3.0, "medium"), (10, 3.99, "medium"),
+                                                       (10, 4.0, "high"), (10, 5.0, "high")])
+def test_severity_is_high_from_z_4_medium_from_z_3_else_low(n, excess, severity):
+    flag = detect_priority_inflation("t", 3, Aggregate(n=n, excess=excess, priority_var=1.0), [], [], SETTINGS)
+    assert flag is not None and flag.severity == severity
+
+
+def test_a_priority_flag_states_its_scope_and_names_the_requests_stated_more_than_half_a_level_high():
+    requests = [req("a", 2.0), req("b", 0.5), req("c", 0.0), req("d", -1.0), req("e", 1.0), req("f", 0.6)]
+    agg = Aggregate(n=6, excess=3.1, priority_var=1.0, high=3, urgent=2)
+    flag = detect_priority_inflation("t", 6, agg, requests, [], SETTINGS)
+    assert flag is not None and flag.request_ids == ("a", "e", "f")
+    assert "windows 4–6" in flag.evidence and "2 descriptions claim urgency" in flag.evidence
+    assert "audits" not in flag.evidence
+    early = detect_priority_inflation("t", 1, agg._replace(urgent=0), requests, [audit("u", urgency_not_real=True)],
+                                      SETTINGS)
+    assert early is not None and "windows 0–1" in early.evidence and "descriptions claim" not in early.evidence
+    assert "audits of 1 high-priority jobs found 3+ windows of real deadline slack" in early.evidence
+    many = [req(f"r{i}", 1.0) for i in range(12)]
+    flag = detect_priority_inflation("t", 6, Aggregate(n=12, excess=12.0, priority_var=1.0), many, [], SETTINGS)
+    assert flag is not None and flag.request_ids == tuple(f"r{i}" for i in range(8))
+
+
+# ---------------------------------------------------------------------------------------------- deadline compression
+def test_three_audits_two_windows_late_are_high_and_the_evidence_gives_their_mean_gap():
+    flag = detect_deadline_compression("t", 3, Aggregate(), [], [audit("a", 2), audit("b", 3), audit("c", 2)],
+                                       SETTINGS)
+    assert flag is not None and (flag.severity, flag.confidence) == ("high", 0.999)
+    assert "mean gap 2.3 windows" in flag.evidence
+    two = detect_deadline_compression("t", 3, Aggregate(), [], [audit("a", 2), audit("b", 3)], SETTINGS)
+    assert two is not None and "mean gap 2.5 windows" in two.evidence
+    late = [audit(f"l{i}", 2) for i in range(10)]
+    assert detect_deadline_compression("t", 3, Aggregate(), [], late, SETTINGS).request_ids == tuple(
+        f"l{i}" for i in range(8))
+
+
+def test_early_audits_need_two_cases_a_tail_below_the_threshold_and_cap_the_confidence():
+    # one early audit is never enough, even where the honest rate makes it unlikely
+    rare = dataclasses.replace(SETTINGS, honest_early_rate=0.01)
+    assert detect_deadline_compression("t", 3, Aggregate(), [], [audit("a", 1)], rare) is None
+    # p < audit_p, strictly: a tail exactly at the threshold is not flagged
+    at = dataclasses.replace(SETTINGS, audit_p=binomial_tail(2, 2, 0.2))
+    assert detect_deadline_compression("t", 3, Aggregate(), [], [audit("a", 1), audit("b", 1)], at) is None
+    early = [audit(f"e{i}", 1) for i in range(10)]
+    flag = detect_deadline_compression("t", 3, Aggregate(), [], early, SETTINGS)
+    assert flag is not None and flag.confidence == 0.999  # 1 − 0.2¹⁰ clipped
+    assert flag.request_ids == tuple(f"e{i}" for i in range(8))
+
+
+def test_stated_slack_flags_by_z_and_mean_and_states_the_mean_slack():
+    requests = [req("a", slack=-3.0), req("b", slack=-1.5), req("c", slack=-1.0), req("d", slack=-0.5),
+                req("e", slack=0.0), req("f", slack=2.0)]
+    flag = detect_deadline_compression("t", 3, Aggregate(n=8, slack=-18.0, slack_var=16.0), requests, [], SETTINGS)
+    assert flag is not None and flag.request_ids == ("a", "b")  # more than a window tighter than the norm
+    assert (flag.severity, flag.confidence) == ("high", 0.999)  # z = −4.5
+    assert "-2.25 windows of slack" in flag.evidence and "over 8 requests" in flag.evidence
+    at = detect_deadline_compression("t", 3, Aggregate(n=4, slack=-7.0, slack_var=49.0 / 9.0), [], [], SETTINGS)
+    assert at is not None and at.severity == "medium"  # z = −3
+    assert at.confidence == pytest.approx(0.5 * (1.0 + math.erf(3.0 / math.sqrt(2.0))))
+    assert detect_deadline_compression("t", 3, Aggregate(n=5, slack=-10.0, slack_var=4.0), [], [], SETTINGS) is not None
+    # z = −5 but a mean of −1.25 windows: not flagged
+    assert detect_deadline_compression("t", 3, Aggregate(n=8, slack=-10.0, slack_var=4.0), [], [], SETTINGS) is None
+    many = [req(f"r{i}", slack=-2.0) for i in range(10)]
+    flag = detect_deadline_compression("t", 3, Aggregate(n=10, slack=-20.0, slack_var=16.0), many, [], SETTINGS)
+    assert flag is not None and flag.request_ids == tuple(f"r{i}" for i in range(8))
+
+
+# ---------------------------------------------------------------------------------------------- carbon flexibility
+def test_hidden_flexibility_needs_two_cases_a_tail_below_the_threshold_and_is_high_below_p_0_001():
+    rare = dataclasses.replace(SETTINGS, honest_flip_rate=0.01)
+    one = [audit("h", flexible=True, hidden=True)]
+    assert detect_carbon_gaming("t", 3, Aggregate(), [], one, rare) is None
+    hidden = [audit(f"h{i}", flexible=True, hidden=True) for i in range(2)] + [audit(f"f{i}", flexible=True)
+                                                                                for i in range(2)]
+    at = dataclasses.replace(SETTINGS, audit_p=binomial_tail(2, 4, 0.08))
+    assert detect_carbon_gaming("t", 3, Aggregate(), [], hidden, at) is None
+    three_of_four = [audit(f"h{i}", flexible=True, hidden=True) for i in range(3)] + [audit("f", flexible=True)]
+    flag = detect_carbon_gaming("t", 3, Aggregate(), [], three_of_four, SETTINGS)  # p = 0.0019
+    assert flag is not None and flag.severity == "medium"
+    all_ten = [audit(f"h{i}", flexible=True, hidden=True) for i in range(10)]
+    flag = detect_carbon_gaming("t", 3, Aggregate(), [], all_ten, SETTINGS)  # p = 0.08¹⁰
+    assert flag is not None and (flag.severity, flag.confidence) == ("high", 0.999)
+    assert flag.request_ids == tuple(f"h{i}" for i in range(8))
+
+
+@pytest.mark.parametrize(("n", "inflexible", "flagged"), [(2, 5.0, False), (3, 3.3, True), (3, 3.29, False),
+                                                          (5, 4.0, True)])
+def test_stated_inflexibility_is_flagged_from_z_2_3_over_three_requests(n, inflexible, flagged):
+    agg = Aggregate(n=n, inflexible=inflexible, inflexible_expected=1.0, inflexible_var=1.0)  # z = inflexible − 1
+    assert (detect_carbon_gaming("t", 3, agg, [], [], SETTINGS) is not None) == flagged
+
+
+def test_a_carbon_flag_names_the_requests_stated_inflexible_whose_type_is_usually_flexible():
+    requests = [req("a", inflexible=True, q=0.2), req("b", inflexible=True, q=0.9), req("c", inflexible=False, q=0.2),
+                req("d", inflexible=True, q=0.5), req("e", inflexible=True, q=0.49)]
+    agg = Aggregate(n=5, inflexible=4.0, inflexible_expected=1.0, inflexible_var=1.0)
+    flag = detect_carbon_gaming("t", 3, agg, requests, [], SETTINGS)
+    assert flag is not None and flag.request_ids == ("a", "e")
+    many = [req(f"r{i}", inflexible=True, q=0.1) for i in range(10)]
+    flag = detect_carbon_gaming("t", 3, agg._replace(n=10), many, [], SETTINGS)
+    assert flag is not None and flag.request_ids == tuple(f"r{i}" for i in range(8))
+
+
+# ---------------------------------------------------------------------------------------------- pattern gaming
+def team_with(n: int, priority: float, slack: float, carbon: float, audits=()) -> TeamEvidence:
+    """A team whose whole-episode statistics are exactly ``priority``, ``−slack_z = slack`` and ``carbon``."""
+    total = Aggregate(n=n, excess=priority, priority_var=1.0, slack=-slack, slack_var=1.0, inflexible=carbon + 1.0,
+                      inflexible_expected=1.0, inflexible_var=1.0)
+    return TeamEvidence("t", prefix=[list(total)], audits=list(audits))
+
+
+@pytest.mark.parametrize(
+    ("n", "zs", "flagged"),
+    [
+        (4, (1.5, 0.0, 1.5), True),    # two at 1.5
+        (4, (2.0, 2.0, 0.0), True),    # priority and (compressed) slack
+        (4, (1.5, 1.5, 1.5), True),    # three
+        (6, (2.0, 2.0, 2.0), True),
+        (4, (4.9, -0.5, -1.0), False),  # one strong, sum 4.9
+        (4, (5.0, -0.5, -0.5), True),  # one strong, sum 5
+        (4, (5.5, -0.5, -0.5), True),
+        (4, (0.0, 0.0, 0.0), False),
+        (3, (3.0, 3.0, 3.0), False),   # fewer than 4 requests
+        (4, (1.49, 1.49, 1.49), False),
+    ],
+)
+def test_pattern_gaming_needs_two_statistics_from_1_5_or_a_positive_sum_of_5_over_four_requests(n, zs, flagged):
+    assert (detect_pattern_gaming("t", 5, team_with(n, *zs), SETTINGS) is not None) == flagged
+
+
+def test_pattern_severity_is_judged_on_the_sum_less_1_and_its_confidence_is_phi_of_the_sum_over_root_3():
+    flag = detect_pattern_gaming("t", 5, team_with(4, 1.5, 1.5, 1.5), SETTINGS)
+    assert flag is not None and flag.severity == "medium"  # 4.5 − 1 = 3.5
+    assert flag.confidence == pytest.approx(0.5 * (1.0 + math.erf(4.5 / math.sqrt(3.0) / math.sqrt(2.0))))
+    assert flag.request_ids == ()
+    assert detect_pattern_gaming("t", 5, team_with(4, 1.5, 0.0, 1.5), SETTINGS).severity == "low"  # 3 − 1 = 2
+
+
+def test_pattern_evidence_counts_the_audits_that_contradicted_the_statements():
+    audits = [audit("a", gap=2), audit("b", gap=3), audit("c", gap=1), audit("d", flexible=True, hidden=True),
+              audit("e", urgency_not_real=True), audit("f")]
+    flag = detect_pattern_gaming("t", 5, team_with(4, 2.0, 2.0, 0.0, audits), SETTINGS)
+    assert flag is not None and "; 4 audits contradicted its statements" in flag.evidence
+    clean = detect_pattern_gaming("t", 5, team_with(4, 2.0, 2.0, 0.0, [audit("f")]), SETTINGS)
+    assert clean is not None and "audits" not in clean.evidence

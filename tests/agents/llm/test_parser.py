@@ -8,7 +8,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dcops.agents.llm.parser import parse_decisions
+from dcops.agents.llm.parser import ObjectScan, parse_decisions, scan_object
 from dcops.agents.llm.prompt import build_prompt, format_answer
 from dcops.cluster.decisions import default_decision, resolve_structured
 
@@ -143,6 +143,66 @@ def test_duplicates_unknown_ids_bad_windows_and_missing_ids_are_each_reported(vi
     _assert_valid_for_env(result, view)
 
 
+def test_compact_and_spread_out_json_parse_alike(view):
+    """JSON allows any blanks (or none) between tokens: the answer means the same written compactly, with the
+    prompt's spacing, or spread over lines."""
+    ids = _ids(view)
+    body = {ids[0]: {"decision": "ACCEPT"}, ids[1]: {"decision": "REJECT", "reasoning": "no"},
+            ids[2]: {"decision": "DEFER", "defer_to_window": view["window"] + 1}}
+    results = [parse_decisions(json.dumps(body, separators=separators, indent=indent), view)
+               for separators, indent in [((",", ":"), None), ((", ", ": "), None), ((" ,\t", " :\n "), 3)]]
+    wanted = [{"request_id": ids[0], "decision": "ACCEPT"}, {"request_id": ids[1], "decision": "REJECT"},
+              {"request_id": ids[2], "decision": "DEFER", "defer_to_window": view["window"] + 1}]
+    for result in results:
+        assert result.decisions[:3] == wanted
+        assert [(p.request_id, p.code) for p in result.problems] == [(rid, "missing") for rid in ids[3:]]
+        assert result.reasoning == {ids[1]: "no"}
+
+
+def test_a_bad_window_problem_names_the_windows_the_rule_allows(view):
+    """DEFER must name a window strictly after this one and before ``n_windows``: the problem says which, a
+    window past the horizon included."""
+    ids = _ids(view)
+    w, n = view["window"], view["n_windows"]
+    for target in (w, n, n + 5, 10**6):
+        result = parse_decisions(json.dumps({ids[0]: {"decision": "DEFER", "defer_to_window": target}}), view)
+        problem = result.problems[0]
+        assert (problem.request_id, problem.code) == (ids[0], "bad_window")
+        assert f"{w + 1}..{n - 1}" in problem.message
+        assert result.decisions[0] == _default(view, ids[0])
+
+
+def test_an_entry_with_a_repeated_key_takes_the_last_as_in_plain_json_and_keeps_its_reasoning(view):
+    rid = _ids(view)[0]
+    text = "{" + f'"{rid}": {{"decision": "ACCEPT", "reasoning": "first", "decision": "REJECT", "reasoning": "last"}}' + "}"
+    result = parse_decisions(text, view)
+    assert result.decisions[0] == {"request_id": rid, "decision": "REJECT"}
+    assert result.reasoning == {rid: "last"}
+
+
+def test_scan_object_says_whether_the_object_closed_and_nothing_else_decides_format_ok():
+    """``closed`` means the closing brace was reached: never for text that is not an object, nor for one that
+    breaks off; always for a complete one, the empty object included."""
+    assert scan_object("no object here") == ObjectScan([], False, False, scan_object("no object here").error)
+    assert scan_object("no object here").error is not None
+    assert scan_object("{}") == ObjectScan([], True, True, None)
+    assert scan_object(' {"r1": {"decision": "ACCEPT"}} tail') == ObjectScan(
+        [("r1", {"decision": "ACCEPT"})], True, True, None)
+    cut = scan_object('{"r1": {"decision": "ACCEPT"}, "r2"')
+    assert (cut.entries, cut.closed, cut.started) == ([("r1", {"decision": "ACCEPT"})], False, True)
+    assert cut.error is not None
+
+
+def test_with_nothing_pending_only_a_complete_object_is_a_well_formed_answer(view):
+    idle = copy.deepcopy(view)
+    idle["pending"] = []
+    assert parse_decisions("{}", idle).format_ok
+    assert parse_decisions(" ```json\n{}\n```", idle).format_ok
+    for text in ["", "nothing to decide", "{", '{"r1": {"decision": "ACCEPT"}']:
+        result = parse_decisions(text, idle)
+        assert not result.format_ok and result.decisions == []
+
+
 def test_the_last_window_defaults_to_reject_and_allows_no_deferral(view):
     last = copy.deepcopy(view)
     last["window"] = last["n_windows"] - 1
@@ -212,7 +272,7 @@ def _answer_pairs(view):
                                "defer_to_window": st.integers(w + 1, n - 1)}),
         st.fixed_dictionaries({"decision": st.sampled_from(["DEFER", " Defer"])},  # the window's edges and types
                               optional={"defer_to_window": st.sampled_from(
-                                  [w, n, w - 1, float(w + 1), w + 1.5, True, None, str(w + 1)])}),
+                                  [w, n, n + 1, w - 1, float(w + 1), w + 1.5, True, None, str(w + 1)])}),
         st.fixed_dictionaries({"decision": st.sampled_from(["MAYBE", "", 1, None])},
                               optional={"defer_to_window": st.integers(-1, n + 1)}),
         _json,
