@@ -134,17 +134,19 @@ class CoolingPPOConfig:
     reward: RewardWeights = field(default_factory=RewardWeights)
 
 
-def make_vec_env(config: CoolingPPOConfig) -> VecNormalize:
-    """The normalised vector of training environments, seeded ``seed, seed + 1, …``."""
+def make_vec_env(config: Any, env_class: Callable[..., Any] = CoolingTrainEnv) -> VecNormalize:
+    """The normalised vector of ``env_class(config.scenarios, reward=config.reward)`` training environments,
+    seeded ``seed, seed + 1, …`` (plant v0's and plant v2's recipes share it)."""
     def factory() -> Monitor:
-        return Monitor(CoolingTrainEnv(config.scenarios, reward=config.reward))
+        return Monitor(env_class(config.scenarios, reward=config.reward))
 
     venv = DummyVecEnv([factory] * config.n_envs)
     venv.seed(config.seed)
     return VecNormalize(venv, norm_obs=True, norm_reward=True, clip_obs=10.0, gamma=config.gamma)
 
 
-def policy_kwargs(config: CoolingPPOConfig) -> dict[str, Any]:
+def policy_kwargs(config: Any) -> dict[str, Any]:
+    """SB3's policy arguments of a recipe with ``hidden`` and ``log_std_init`` (both plants' recipes)."""
     return {"net_arch": {"pi": list(config.hidden), "vf": list(config.hidden)}, "activation_fn": nn.Tanh,
             "log_std_init": config.log_std_init}
 

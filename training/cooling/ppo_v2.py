@@ -37,9 +37,6 @@ import stable_baselines3
 import torch
 from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList, ProgressBarCallback
-from stable_baselines3.common.monitor import Monitor
-from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
-from torch import nn
 
 from dcops.agents.cooling.ppo import NumpyPolicy
 from dcops.agents.cooling.ppo_v2 import ACTION_NAMES_V2, FEATURE_NAMES_V2, PPOControllerV2, rule_action
@@ -52,7 +49,7 @@ from dcops.cooling_env_v1 import (
     CoolingEnvV1,
     evaluation_case_spec,
 )
-from dcops.training.cooling.ppo import SelectAndBudget
+from dcops.training.cooling.ppo import SelectAndBudget, make_vec_env, policy_kwargs
 from dcops.training.cooling.train_env_v2 import CoolingTrainEnvV2, RewardWeightsV2, TrainingScenariosV2
 from dcops.training.sb3_logging import sb3_logger
 
@@ -132,20 +129,6 @@ def selection_key_v2(v: dict[str, float]) -> tuple[float, float]:
     return (1.0, v["worst_minutes_above_32"])
 
 
-def make_vec_env(config: CoolingPPOV2Config) -> VecNormalize:
-    def factory() -> Monitor:
-        return Monitor(CoolingTrainEnvV2(config.scenarios, reward=config.reward))
-
-    venv = DummyVecEnv([factory] * config.n_envs)
-    venv.seed(config.seed)
-    return VecNormalize(venv, norm_obs=True, norm_reward=True, clip_obs=10.0, gamma=config.gamma)
-
-
-def policy_kwargs(config: CoolingPPOV2Config) -> dict[str, Any]:
-    return {"net_arch": {"pi": list(config.hidden), "vf": list(config.hidden)}, "activation_fn": nn.Tanh,
-            "log_std_init": config.log_std_init}
-
-
 def train_cooling_ppo_v2(config: CoolingPPOV2Config | None = None, out: str | Path = "agents/cooling/weights",
                          tensorboard_log: str | None = "runs/cooling_v2", progress_bar: bool = True,
                          verbose: int = 0) -> dict[str, Any]:
@@ -156,7 +139,7 @@ def train_cooling_ppo_v2(config: CoolingPPOV2Config | None = None, out: str | Pa
     torch.set_num_threads(1)
     torch.manual_seed(config.seed)
     start = time.time()
-    venv = make_vec_env(config)
+    venv = make_vec_env(config, CoolingTrainEnvV2)
     model = PPO(
         "MlpPolicy", venv, learning_rate=config.learning_rate, n_steps=config.n_steps, batch_size=config.batch_size,
         n_epochs=config.n_epochs, gamma=config.gamma, gae_lambda=config.gae_lambda, clip_range=config.clip_range,
