@@ -10,9 +10,11 @@ helper those commands share, :func:`print_and_write`, lives here too.
 from __future__ import annotations
 
 import argparse
+import csv
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -32,3 +34,13 @@ def print_and_write(text: str, out: str | Path | None) -> None:
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(text + "\n")
+
+
+def write_rows_beside(rows: list[dict[str, Any]], out: str | Path | None) -> None:
+    """Write a report's rows as CSV beside its markdown (``out`` with the suffix ``.csv``), unless ``out`` is empty."""
+    if not out or not rows:
+        return
+    with Path(out).with_suffix(".csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)

@@ -11,6 +11,7 @@ this machine's cores, so the figures are a floor for a separate client machine.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import secrets
@@ -21,6 +22,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -141,24 +143,31 @@ def _start_server(db: str, port: int, workers: int = 0) -> subprocess.Popen:
     raise RuntimeError("the server did not start within 60 s")
 
 
-def run_server_bench(single_steps: int = 2000, concurrent_clients: int = 32, steps_per_client: int = 150,
-                     store: bool = True) -> dict[str, Any]:
-    """All the figures of the module docstring (a real server process on a free loopback port)."""
+@contextlib.contextmanager
+def _served(store: bool = True, workers: int = 0) -> Iterator[int]:
+    """A real server process on a free loopback port (its episode store in a temporary folder, or none); yields
+    the port and stops the server (SIGTERM, then kill) however the block ends."""
     with tempfile.TemporaryDirectory() as folder:
-        db = str(Path(folder) / "episodes.db") if store else "off"
         port = _free_port()
-        server = _start_server(db, port)
+        server = _start_server(str(Path(folder) / "episodes.db") if store else "off", port, workers=workers)
         try:
-            url = f"ws://127.0.0.1:{port}"
-            over_websocket(url, 1, 50)  # warm-up: imports, first environments
-            one = over_websocket(url, 1, single_steps)
-            many = over_websocket(url, concurrent_clients, steps_per_client)
+            yield port
         finally:
             server.send_signal(signal.SIGTERM)
             try:
-                server.wait(timeout=20)
+                server.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 server.kill()
+
+
+def run_server_bench(single_steps: int = 2000, concurrent_clients: int = 32, steps_per_client: int = 150,
+                     store: bool = True) -> dict[str, Any]:
+    """All the figures of the module docstring (a real server process on a free loopback port)."""
+    with _served(store=store) as port:
+        url = f"ws://127.0.0.1:{port}"
+        over_websocket(url, 1, 50)  # warm-up: imports, first environments
+        one = over_websocket(url, 1, single_steps)
+        many = over_websocket(url, concurrent_clients, steps_per_client)
     local = in_process(single_steps)
     with tempfile.TemporaryDirectory() as folder:
         session_store = session_steps(single_steps, str(Path(folder) / "episodes.db"))
@@ -255,21 +264,11 @@ def run_cluster_scaling(workers: tuple[int, ...] = (0, 2), clients: int = 32, st
     probed; the scaling figure is the many-client steps/s over the one-client steps/s (episode store on)."""
     results: dict[str, Any] = {"task": CLUSTER_TASK, "cpus": os.cpu_count()}
     for n in workers:
-        with tempfile.TemporaryDirectory() as folder:
-            db = str(Path(folder) / "episodes.db")
-            port = _free_port()
-            server = _start_server(db, port, workers=n)
+        with _served(workers=n) as port:
             url = f"http://127.0.0.1:{port}"
-            try:
-                cluster_clients(url, 2, 8)  # warm-up: imports, first environments in every worker
-                one = cluster_clients(url, 1, single_steps)
-                many = cluster_clients(url, clients, steps_per_client)
-            finally:
-                server.send_signal(signal.SIGTERM)
-                try:
-                    server.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    server.kill()
+            cluster_clients(url, 2, 8)  # warm-up: imports, first environments in every worker
+            one = cluster_clients(url, 1, single_steps)
+            many = cluster_clients(url, clients, steps_per_client)
         results[f"workers_{n}"] = {"one_client": one, f"{clients}_clients": many,
                                    "scaling": many["steps_per_s"] / one["steps_per_s"]}
     return results

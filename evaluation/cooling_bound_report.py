@@ -19,15 +19,13 @@ the bound's saving against the rule. Writes ``reports/cooling/v2_bound.md`` and 
 from __future__ import annotations
 
 import argparse
-import csv
 import itertools
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from dcops.command import Command, print_and_write
+from dcops.command import Command, print_and_write, write_rows_beside
 
 N_CONSTANT = 24
 
@@ -144,11 +142,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 def _run(args: argparse.Namespace) -> int:
     rows = run_bound(args.seeds, args.workers)
     print_and_write(markdown(rows, args.seeds), args.out)
-    if args.out:
-        with open(Path(args.out).with_suffix(".csv"), "w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+    write_rows_beside(rows, args.out)
     return 0
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from dcops.command import Command, print_and_write
+from dcops.command import Command, print_and_write, write_rows_beside
 
 FAMILY = "eval_family_v1"
 CONTROLLERS = ("ppo_v2", "rule (task-tuned)", "rule (family-tuned)")
@@ -173,11 +173,7 @@ def _run(args: argparse.Namespace) -> int:
     rows = run(args.seeds, args.workers, args.weights)
     note = f"weights {args.weights}" if args.weights else "the shipped weights, agents/cooling/weights/ppo_cooling_v2"
     print_and_write(markdown(rows, args.seeds, note), args.out)
-    if args.out:
-        with open(Path(args.out).with_suffix(".csv"), "w", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
+    write_rows_beside(rows, args.out)
     return 0
 
 
