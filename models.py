@@ -502,6 +502,12 @@ class ErrorResponse(BaseModel):
     field: str | None = None
 
 
+class WorkerStatus(BaseModel):
+    configured: int
+    alive: int
+    replaced: int
+
+
 class HealthResponse(BaseModel):
     status: Literal["healthy", "degraded"] = Field(
         default="healthy", description="degraded: every session slot is taken (new sessions evict the least "
@@ -509,6 +515,9 @@ class HealthResponse(BaseModel):
     sessions: int
     max_sessions: int
     version: str
+    workers: WorkerStatus | None = Field(
+        default=None, description="with worker processes or Ray actors (`--workers N`): how many, how many alive, "
+                                  "and how many were found dead and replaced (their sessions were lost)")
 
 
 class SessionTotals(BaseModel):

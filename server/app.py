@@ -243,6 +243,7 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
                          config.default_task, config.episode_secret)
             holder["pool"] = (RayWorkerPool(*pool_args, address=config.ray_address) if config.ray_address
                               else WorkerPool(*pool_args))
+            app.state.pool = holder["pool"]
         try:
             yield
         finally:
@@ -449,8 +450,13 @@ def create_app(config: ServerConfig | None = None, clock: Callable[[], float] | 
     @app.get("/health", response_model=HealthResponse, tags=["Health"])
     async def health() -> Response:
         status = "degraded" if manager.saturated else "healthy"
-        return _json({"status": status, "sessions": len(manager), "max_sessions": config.max_sessions,
-                      "version": API_VERSION})
+        body: dict[str, Any] = {"status": status, "sessions": len(manager), "max_sessions": config.max_sessions,
+                                "version": API_VERSION}
+        pool = holder.get("pool")
+        if pool is not None:  # the probe also replaces a worker that died since the last session was assigned
+            pool.replace_dead()
+            body["workers"] = pool.status()
+        return _json(body)
 
     @app.get("/metadata", response_model=MetadataResponse, tags=["Environment Info"])
     async def metadata() -> Response:

@@ -13,7 +13,8 @@ boundary, validation, ``expected_step`` retries, writing a step before replying 
 The server keeps a :class:`RemoteSession` per session: id, transport, lock, last use and whether its episode is
 finished (from the replies), which is all the session manager needs to expire and evict. A worker that dies
 fails its pending calls with 503 ``WORKER_GONE`` and the server closes each session that meets it (its next call
-gets 404, which the clients recover from); new sessions go to the live workers.
+gets 404, which the clients recover from), and the pool starts a fresh worker in its place before it assigns
+the next session (or when ``/health`` is probed), so a killed worker costs its own sessions, never capacity.
 
 More than one machine: :class:`RayWorkerPool` makes the workers Ray actors spread over a Ray cluster
 (``--ray-address auto``); the server is still the one front door and routes by session.
@@ -191,14 +192,36 @@ class WorkerPool:
                  episode_secret: bytes) -> None:
         if n < 1:
             raise ValueError(f"workers must be >= 1, got {n}")
-        context = multiprocessing.get_context("spawn")
-        self.workers = [WorkerHandle(context, db_path, db_sync, store_observations, default_task, episode_secret)
-                        for _ in range(n)]
+        self._context = multiprocessing.get_context("spawn")
+        self._args = (db_path, db_sync, store_observations, default_task, episode_secret)
+        self.workers = [self._start() for _ in range(n)]
+        self.replaced = 0
+        """Workers found dead and replaced by fresh ones since the pool started."""
+
+    def _start(self) -> WorkerHandle:
+        return WorkerHandle(self._context, *self._args)
 
     def assign(self) -> WorkerHandle:
-        """The live worker with the fewest sessions."""
-        alive = [w for w in self.workers if w.alive] or self.workers
-        return min(alive, key=lambda w: w.sessions)
+        """The worker with the fewest sessions, after replacing any that died (:meth:`replace_dead`)."""
+        self.replace_dead()
+        return min(self.workers, key=lambda w: w.sessions)
+
+    def replace_dead(self) -> int:
+        """Start a fresh worker in the place of each one that died (killed, out of memory, a crash of the
+        interpreter), so the pool keeps its size: the dead worker's sessions are lost (their clients get
+        ``WORKER_GONE`` once, then reset), every later session has all ``n`` workers again. Returns how many
+        were replaced now."""
+        dead = [i for i, worker in enumerate(self.workers) if not worker.alive]
+        for i in dead:
+            self.workers[i].stop(timeout_s=1.0)  # reap the process and close its pipe
+            self.workers[i] = self._start()
+        self.replaced += len(dead)
+        return len(dead)
+
+    def status(self) -> dict[str, int]:
+        """Worker counts for ``/health``: configured, alive now, replaced since the start."""
+        return {"configured": len(self.workers), "alive": sum(w.alive for w in self.workers),
+                "replaced": self.replaced}
 
     def stop(self) -> None:
         for worker in self.workers:
@@ -312,9 +335,13 @@ class RayWorkerPool(WorkerPool):
         cpus = ray.cluster_resources().get("CPU", 0.0)
         if n > cpus:
             raise ValueError(f"workers: {n} Ray actors of one CPU each, but the Ray cluster has {cpus:g} CPUs")
-        actor_class = ray.remote(num_cpus=1, scheduling_strategy="SPREAD")(SessionHost)
-        self.workers = [RayWorkerHandle(actor_class.remote(db_path, db_sync, store_observations, default_task,
-                                                           episode_secret)) for _ in range(n)]
+        self._actor_class = ray.remote(num_cpus=1, scheduling_strategy="SPREAD")(SessionHost)
+        self._args = (db_path, db_sync, store_observations, default_task, episode_secret)
+        self.workers = [self._start() for _ in range(n)]
+        self.replaced = 0
+
+    def _start(self) -> RayWorkerHandle:  # type: ignore[override]
+        return RayWorkerHandle(self._actor_class.remote(*self._args))
 
     def stop(self) -> None:
         import ray

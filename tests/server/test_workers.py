@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 import pytest
 
@@ -74,9 +75,30 @@ def test_a_dead_worker_costs_its_sessions_not_the_server(client_factory):
         gone = server.post("/step", json={"action": ACTION}, headers={"X-Session-Id": sids[0]})
         assert gone.status_code == 404  # the session died with its worker: its slot is free, clients recover
         assert server.post("/step", json={"action": ACTION}, headers={"X-Session-Id": sids[1]}).status_code == 200
-        fresh = server.post("/reset", json={"task": COOLING}).json()["session_id"]
-        assert sessions._sessions[fresh].worker is survivor
-        assert server.get("/health").status_code == 200
+        pool = server.app.state.pool
+        fresh = server.post("/reset", json={"task": COOLING, "seed": 0}).json()["session_id"]
+        replacement = sessions._sessions[fresh].worker
+        # The dead worker was replaced before the new session was placed: the pool is back to two live processes,
+        # and the new session went to the fresh (empty) one, which serves the same episode the dead one did.
+        assert replacement is not victim and replacement is not survivor and replacement.process.is_alive()
+        assert victim not in pool.workers and len(pool.workers) == 2
+        assert server.post("/step", json={"action": ACTION}, headers={"X-Session-Id": fresh}).status_code == 200
+        health = server.get("/health").json()
+        assert health["status"] == "healthy"
+        assert health["workers"] == {"configured": 2, "alive": 2, "replaced": 1}
+
+
+def test_health_replaces_a_worker_that_died_with_no_session_on_it(client_factory):
+    with client_factory(None, workers=2) as server:
+        pool = server.app.state.pool
+        victim = pool.workers[0]
+        os.kill(victim.process.pid, signal.SIGKILL)
+        victim.process.join(10)
+        deadline = time.monotonic() + 10
+        while victim.alive and time.monotonic() < deadline:  # the reader thread sees the pipe close
+            time.sleep(0.01)
+        assert server.get("/health").json()["workers"] == {"configured": 2, "alive": 2, "replaced": 1}
+        assert pool.workers[0] is not victim and pool.workers[0].process.is_alive()
 
 
 @pytest.mark.parametrize("workers", [-1])
