@@ -10,7 +10,7 @@ Agents                 ``scheduler``, ``team_0`` … ``team_{T-1}`` (T = 4 by de
                        ``cooling="agent"``
 Scheduler action       ``MultiDiscrete([2 + max_defer] × max_slots)`` = ``[6] × 48``: per request slot 0 ACCEPT,
                        1 REJECT, 1 + k DEFER by k windows; or a structured list of decisions (below)
-Scheduler observation  ``Dict``: ``requests`` (48, 26), ``request_mask`` (48,), ``decision_mask`` (48, 6),
+Scheduler observation  ``Dict``: ``requests`` (48, 26), ``request_mask`` (48,), ``action_mask`` (288,) int8,
                        ``cluster`` (20,), ``zones`` (4, 7), ``teams`` (4, 15) (``dcops.cluster.observation``)
 Team action            ``MultiDiscrete([4, 4, 2] × 4)`` (used only by ``"learner"`` teams, ignored otherwise)
 Team observation       ``Box(16,)`` float32
@@ -39,6 +39,11 @@ calibrated probability that the team misreports on purpose given the public evid
 fields, its audits, the monitor's statistics; ``dcops.oversight.posterior``, ``dcops train-posterior``). It is
 computed only where the structured view is built (``structured_view=True``, the default), about a millisecond
 a window, and is not in the array observation.
+
+The scheduler's ``action_mask`` marks the valid codes of every request slot, slot after slot (entry
+``slot · 6 + code``): one int8 entry per logit of the ``MultiDiscrete([6] × 48)`` action, the convention every
+masked dcops environment follows (``dcops.registry``, **Action masks**); ``env.action_space("scheduler")
+.sample(observations["scheduler"]["action_mask"])`` draws a valid action.
 
 A team observation is its own public record: progress, budget left, flags against it last window and so far
 (by kind), its pending / queued / running / finished / rejected job counts, its last window's reward.
@@ -587,12 +592,12 @@ class SchedulerEnv(gym.Env):
         return self.parallel.render()
 
     def action_masks(self) -> np.ndarray:
-        """The valid codes of every request slot, ``(max_slots · (2 + max_defer),)`` bool: the observation's
-        ``decision_mask`` flattened slot by slot, as ``MaskablePPO`` reads a ``MultiDiscrete`` mask (an empty
-        slot allows only code 0, which is ignored, so every slot has a valid code)."""
+        """The observation's ``action_mask`` as bool, ``(max_slots · (2 + max_defer),)``: the valid codes of every
+        request slot, slot after slot, as ``MaskablePPO`` reads a ``MultiDiscrete`` mask (an empty slot allows
+        only code 0, which is ignored, so every slot has a valid code)."""
         if not self.parallel._started:
             raise RuntimeError("call reset() first")
-        return self.parallel._observations["scheduler"]["decision_mask"].reshape(-1).astype(bool)
+        return self.parallel._observations["scheduler"]["action_mask"].astype(bool)
 
 
 def make_scheduler_env(**config: Any) -> SchedulerEnv:

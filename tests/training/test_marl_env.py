@@ -31,13 +31,13 @@ def test_learner_ids_follow_the_shuffled_learner_teams_and_rewards_are_theirs():
     assert len(seen) > 1  # the team ids are shuffled over the kinds, the learner names are not
 
 
-def test_scheduler_observation_flattens_the_public_arrays_and_the_mask_matches_decision_mask():
+def test_scheduler_observation_flattens_the_public_arrays_and_keeps_the_environments_int8_mask():
     env = RoleEnv(team_kinds=KINDS, n_windows=2)
     raw, _ = env.env.reset(seed=4)
     converted = env._scheduler_obs(raw["scheduler"])
     expected = np.concatenate([np.asarray(raw["scheduler"][k], dtype=np.float32).ravel() for k in FLAT_KEYS])
     np.testing.assert_array_equal(converted["observations"], expected)
-    np.testing.assert_array_equal(converted["action_mask"], raw["scheduler"]["decision_mask"].ravel())
+    assert converted["action_mask"] is raw["scheduler"]["action_mask"] and converted["action_mask"].dtype == np.int8
     obs, _ = env.reset(seed=4)
     assert env.observation_space("scheduler").contains(obs["scheduler"])
     while env.agents:

@@ -4,9 +4,9 @@
 agents whose actions matter to a learner, under names that do not change between episodes:
 
 - ``scheduler`` (when ``scheduler="learner"``): its ``Dict`` observation becomes
-  ``Dict(observations=Box(F,), action_mask=Box(S·A,))``: ``observations`` concatenates the flattened
+  ``Dict(observations=Box(F,), action_mask=Box(S·A,) int8)``: ``observations`` concatenates the flattened
   ``requests``, ``request_mask``, ``cluster``, ``zones`` and ``teams`` arrays (F = 1404 with the defaults);
-  ``action_mask`` is the flattened ``decision_mask`` (S slots × A codes, row-major), which lines up with the
+  ``action_mask`` is the environment's own (S slots × A codes, slot after slot), which lines up with the
   logits of the ``MultiDiscrete([A] × S)`` action (RLlib concatenates the per-slot logits in slot order), so a
   masking module can add ``log(mask)`` to them. The action is the environment's own ``MultiDiscrete``.
   With ``scheduler`` set to a baseline name (``dcops.agents.schedulers.BASELINES``), the scheduler is scripted
@@ -79,7 +79,6 @@ class RoleEnv(ParallelEnv):
         self.agents: list[str] = []
         inner_obs = self.env.observation_space(SCHEDULER)
         n_flat = sum(int(np.prod(inner_obs[key].shape)) for key in FLAT_KEYS)
-        mask_shape = inner_obs["decision_mask"].shape
         lows = np.concatenate([np.broadcast_to(inner_obs[k].low, inner_obs[k].shape).ravel() for k in FLAT_KEYS])
         highs = np.concatenate([np.broadcast_to(inner_obs[k].high, inner_obs[k].shape).ravel() for k in FLAT_KEYS])
         self._spaces_obs: dict[str, gym.Space] = {}
@@ -88,7 +87,7 @@ class RoleEnv(ParallelEnv):
             self._spaces_obs[SCHEDULER] = gym.spaces.Dict({
                 "observations": gym.spaces.Box(lows.astype(np.float32), highs.astype(np.float32), (n_flat,),
                                                np.float32),
-                "action_mask": gym.spaces.Box(0.0, 1.0, (int(np.prod(mask_shape)),), np.float32),
+                "action_mask": inner_obs["action_mask"],
             })
             self._spaces_act[SCHEDULER] = self.env.action_space(SCHEDULER)
         team_probe = self.env.team_agents[0]
@@ -107,7 +106,7 @@ class RoleEnv(ParallelEnv):
     # ------------------------------------------------------------------ conversion
     def _scheduler_obs(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         flat = np.concatenate([np.asarray(obs[key], dtype=np.float32).ravel() for key in FLAT_KEYS])
-        return {"observations": flat, "action_mask": obs["decision_mask"].astype(np.float32).ravel()}
+        return {"observations": flat, "action_mask": obs["action_mask"]}
 
     def _convert(self, obs: dict[str, Any], infos: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         out_obs: dict[str, Any] = {}
