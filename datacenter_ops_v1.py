@@ -5,10 +5,12 @@ Import                 ``from dcops import datacenter_ops_v1``
 Creation               ``datacenter_ops_v1.parallel_env(**config)`` (native ``ParallelEnv``);
                        ``datacenter_ops_v1.env(**config)`` (AEC, order enforced); ``raw_env(**config)`` (AEC,
                        unwrapped)
-Agents                 ``scheduler``, ``team_0`` … ``team_3`` (+ ``cooling`` with ``cooling="agent"``)
-Actions, observations  as :mod:`dcops.env` (scheduler ``MultiDiscrete([6] × 48)``, observation ``Dict``)
-State                  ``state()`` in ``state_space``: ``Box(1756,)`` float32, every agent's observation
-                       flattened end to end
+Agents                 ``learner_0`` … ``learner_{L-1}`` (one per ``"learner"`` in ``team_kinds``; none by
+                       default), ``cooling`` (with ``cooling="agent"``), then ``scheduler``
+Actions, observations  as :mod:`dcops.env` (scheduler ``MultiDiscrete([6] × 48)``, observation ``Dict`` with an
+                       int8 ``action_mask`` (288,))
+State                  ``state()`` in ``state_space``: ``Box(1692,)`` float32 with the defaults, every agent's
+                       observation flattened end to end
 Render modes           ``"ansi"`` (``render()`` returns text), ``"human"`` (``render()`` prints it)
 Episode                8 admission windows (``n_windows``), or ``max_cycles`` if fewer (then truncated)
 =====================  ===================================================================================
@@ -23,6 +25,13 @@ episode end, every argument). This module adds nothing to the game, only Petting
 - ``env(**config)``: ``raw_env`` under PettingZoo's ``OrderEnforcingWrapper`` (``parallel_to_aec``), the form
   to hand to AEC code and to ``pettingzoo.test.api_test``.
 
+Only agents whose actions change the game are agents: learner teams, the cooling agent if asked for, and the
+scheduler, in that order (scripted teams decide for themselves; ``dcops.env``, **Agents**). The scheduler is last
+because ``pettingzoo.test.api_test`` compares every agent's observation with the first agent's as arrays and
+the scheduler observes a ``Dict``: in this order ``api_test`` passes unmodified on every configuration. Its
+``action_mask`` is the flat int8 mask of ``dcops.registry``'s convention, and its action space samples with it
+(``env.action_space("scheduler").sample(observation["action_mask"])``, as PettingZoo's tests do).
+
 **Arguments** (all keyword, the same for the three): those of :func:`dcops.env.parallel_env` (``n_windows``,
 ``team_kinds``, ``cooling``, ``faults``, ..., ``render_mode``, ``structured_view``, ``team_factory``), and
 ``max_cycles`` (``None``: the episode runs its ``n_windows`` windows; an integer below that: every agent is
@@ -36,11 +45,12 @@ Example::
 
     from dcops import datacenter_ops_v1
 
-    env = datacenter_ops_v1.env(render_mode="human", max_cycles=4)
+    env = datacenter_ops_v1.env(render_mode="human", max_cycles=4, team_kinds=("cooperative", "learner"))
     env.reset(seed=0)
-    for agent in env.agent_iter():
+    for agent in env.agent_iter():  # learner_0, then scheduler, every window
         observation, reward, termination, truncation, info = env.last()
-        env.step(None if termination or truncation else env.action_space(agent).sample())
+        mask = observation["action_mask"] if agent == "scheduler" else None
+        env.step(None if termination or truncation else env.action_space(agent).sample(mask))
 """
 
 from __future__ import annotations
