@@ -17,7 +17,8 @@ Episode                8 admission windows (``n_windows``), or ``max_cycles`` if
 
 The environment is :class:`dcops.env.DatacenterOpsEnv` in game version 1, the one ``dcops.parallel_env()``
 gives; ``dcops.env``'s module docstring is its manual (observations, actions, rewards with a worked example,
-episode end, every argument). This module adds nothing to the game, only PettingZoo's three constructors:
+episode end, every argument). This module adds nothing to the game, only PettingZoo's three constructors
+(with the RL default ``structured_view=False``, below):
 
 - ``parallel_env(**config)``: the ``ParallelEnv`` itself (every agent acts at once, one step per window).
 - ``raw_env(**config)``: the same game as an ``AECEnv``, by PettingZoo's ``parallel_to_aec_wrapper``: the
@@ -33,9 +34,12 @@ the scheduler observes a ``Dict``: in this order ``api_test`` passes unmodified 
 (``env.action_space("scheduler").sample(observation["action_mask"])``, as PettingZoo's tests do).
 
 **Arguments** (all keyword, the same for the three): those of :func:`dcops.env.parallel_env` (``n_windows``,
-``team_kinds``, ``cooling``, ``faults``, ..., ``render_mode``, ``structured_view``, ``team_factory``), and
-``max_cycles`` (``None``: the episode runs its ``n_windows`` windows; an integer below that: every agent is
-truncated after ``max_cycles`` windows). ``game_version`` is 1 here (another raises ``ValueError``: version 0 is
+``team_kinds``, ``cooling``, ``faults``, ..., ``render_mode``, ``team_factory``), ``max_cycles`` (``None``: the
+episode runs its ``n_windows`` windows; an integer below that: every agent is truncated after ``max_cycles``
+windows) and ``structured_view``, which is **False** here: this is the entry for RL, so the scheduler's info
+carries no ``view`` (and no posterior is computed for it), which keeps infos small and steps fast. Language
+agents, evaluations and the server read the view: ``structured_view=True`` here, or ``dcops.parallel_env()``,
+where it is on by default. ``game_version`` is 1 here (another raises ``ValueError``: version 0 is
 ``dcops.parallel_env(game_version=0)``).
 
 Invalid scheduler input is penalised and reported, never raised (``dcops.env``), so ``env()`` has no
@@ -69,7 +73,7 @@ __all__ = ["env", "parallel_env", "raw_env"]
 
 
 def parallel_env(**config: Any) -> DatacenterOpsEnv:
-    """The ``ParallelEnv`` (module docstring: arguments).
+    """The ``ParallelEnv`` (module docstring: arguments; ``structured_view`` defaults to False here).
 
     :raises ValueError: for a ``game_version`` other than 1.
     """
@@ -77,6 +81,7 @@ def parallel_env(**config: Any) -> DatacenterOpsEnv:
     if version != GAME_VERSION:
         raise ValueError(f"game_version: {env_name(GAME_VERSION)} is game version {GAME_VERSION}, got {version!r}; "
                          "dcops.parallel_env(game_version=0) builds version 0")
+    config.setdefault("structured_view", False)
     return DatacenterOpsEnv(game_version=GAME_VERSION, **config)
 
 

@@ -104,7 +104,9 @@ many windows: every agent is truncated (not terminated), nothing more is scored,
 ``render_mode`` (``None``; ``"ansi"``: ``render()`` returns the control-room text; ``"human"``: ``render()``
 prints it to stdout), ``max_cycles`` (``None``: the episode runs its ``n_windows``; an integer: every agent is
 truncated after that many windows, PettingZoo's convention), ``structured_view`` (True: build
-``infos["scheduler"]["view"]``) and ``team_factory`` (a callable ``kind -> team`` replacing ``dcops.agents.teams.make_team``: the hook for custom
+``infos["scheduler"]["view"]`` and its posteriors every window; the default here and in ``dcops.parallel_env``,
+the path of evaluations, language agents and the server; ``dcops.datacenter_ops_v1``'s constructors, the RL
+entry, default to False: smaller infos, faster steps) and ``team_factory`` (a callable ``kind -> team`` replacing ``dcops.agents.teams.make_team``: the hook for custom
 teams, e.g. ones that put instructions in their descriptions to test language-model schedulers).
 
 **Versions.** ``game_version=1`` (the default, ``datacenter_ops_v1``, ``metadata["name"]``) is the sound game of

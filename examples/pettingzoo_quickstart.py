@@ -30,7 +30,7 @@ print(f"episode score {summary['score']:+.3f}, incident windows {summary['incide
 print(f"hindsight bound on throughput value: {env.hindsight_bound().throughput_value:,.0f} "
       f"(this run: {summary['throughput_value']:,.0f})")
 
-# The RL entry: PettingZoo's constructors; a "learner" team is the agent learner_0.
+# The RL entry: PettingZoo's constructors, no structured view; a "learner" team is the agent learner_0.
 rl = datacenter_ops_v1.parallel_env(team_kinds=("cooperative", "strategic", "learner"), n_windows=4)
 observations, infos = rl.reset(seed=42)
 print(rl.possible_agents, "learner_0 is", infos["learner_0"]["team"], "this episode")  # learners, then scheduler

@@ -1,6 +1,6 @@
 """``dcops.datacenter_ops_v1``: the cluster game in PettingZoo's convention (``env``, ``raw_env``,
-``parallel_env``), checked by PettingZoo's own tests unmodified, with ``max_cycles``, ``"human"`` rendering and a
-global state."""
+``parallel_env``), checked by PettingZoo's own tests unmodified, with ``max_cycles``, ``"human"`` rendering, a
+global state and the structured view off by default (the RL entry)."""
 
 from __future__ import annotations
 
@@ -179,3 +179,18 @@ def test_the_single_agent_cluster_task_prints_in_human_mode(capsys):
     env.step(ACCEPT_ALL)
     assert env.render() is None and "datacenter_ops_v1" in capsys.readouterr().out
 
+
+def test_the_rl_entry_builds_no_structured_view_unless_asked_and_plays_the_same_game():
+    rl = datacenter_ops_v1.parallel_env()
+    _, infos = rl.reset(seed=5)
+    assert not rl.structured_view and rl.posterior is None and "view" not in infos["scheduler"]
+    evaluation = dcops.parallel_env()  # the evaluation / language-agent path keeps it on
+    _, eval_infos = evaluation.reset(seed=5)
+    assert evaluation.structured_view and "gaming_posterior" in next(iter(eval_infos["scheduler"]["view"]["teams"].values()))
+    _, opted_in = datacenter_ops_v1.parallel_env(structured_view=True).reset(seed=5)
+    assert "view" in opted_in["scheduler"]
+    while rl.agents:
+        _, rewards, _, _, infos = rl.step({"scheduler": ACCEPT_ALL})
+        _, eval_rewards, _, _, eval_infos = evaluation.step({"scheduler": ACCEPT_ALL})
+        assert rewards == eval_rewards and "view" not in infos["scheduler"]
+    np.testing.assert_equal(infos["scheduler"]["episode"], eval_infos["scheduler"]["episode"])  # NaN == NaN
