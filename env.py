@@ -29,9 +29,10 @@ set-points are when ``cooling="agent"``; a team is when its kind is ``"learner"`
 (cooperative, strategic, adaptive, injecting, detector_aware, slow_burn) decide their own requests, so they are
 not agents and an action for one (``team_2``) is refused as for any unknown agent. The team ids ``team_i`` are
 neutral and shuffled over the kinds every episode, so a learner's agent name does not follow its id:
-``learner_k`` is the k-th learner team of this episode (in team-id order), and ``infos[learner_k]["team"]``
-says which ``team_i`` it is (the id its requests carry in the scheduler's view); nothing says which kind any
-other team is until the episode ends. The scheduler comes last in ``possible_agents`` because
+``learner_k`` is the k-th learner team of this episode (in team-id order), and ``infos[learner_k]`` says which
+``team_i`` it is (``"team"``: the id its requests carry in the scheduler's view), the window, and the flags
+raised against that team at the end of the last window (``"flags"``); nothing says which kind any other team
+is until the episode ends. The scheduler comes last in ``possible_agents`` because
 PettingZoo's ``api_test`` compares every agent's observation with the first agent's as arrays: the scheduler's
 is a ``Dict``, so with it last that test passes on every configuration (``dcops.datacenter_ops_v1``).
 
@@ -50,8 +51,8 @@ evaluation keeps the seed from reproducing the private content (keyed seeds), is
 In game version 1 each team of the view (``view["teams"][team]``) also carries ``gaming_posterior``: the
 calibrated probability that the team misreports on purpose given the public evidence so far (its stated
 fields, its audits, the monitor's statistics; ``dcops.oversight.posterior``, ``dcops train-posterior``). It is
-computed only where the structured view is built (``structured_view=True``, the default), about a millisecond
-a window, and is not in the array observation.
+computed only where the structured view is built (``structured_view=True``, the default here but not in
+``dcops.datacenter_ops_v1``'s constructors), about a millisecond a window, and is not in the array observation.
 
 The scheduler's ``action_mask`` marks the valid codes of every request slot, slot after slot (entry
 ``slot · 6 + code``): one int8 entry per logit of the ``MultiDiscrete([6] × 48)`` action, the convention every
