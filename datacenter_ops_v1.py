@@ -5,17 +5,20 @@ Import                 ``from dcops import datacenter_ops_v1``
 Creation               ``datacenter_ops_v1.parallel_env(**config)`` (native ``ParallelEnv``);
                        ``datacenter_ops_v1.env(**config)`` (AEC, order enforced); ``raw_env(**config)`` (AEC,
                        unwrapped)
-Agents                 ``scheduler``, ``team_0`` … ``team_3`` (+ ``cooling`` with ``cooling="agent"``)
-Actions, observations  as :mod:`dcops.env` (scheduler ``MultiDiscrete([6] × 48)``, observation ``Dict``)
-State                  ``state()`` in ``state_space``: ``Box(1756,)`` float32, every agent's observation
-                       flattened end to end
+Agents                 ``learner_0`` … ``learner_{L-1}`` (one per ``"learner"`` in ``team_kinds``; none by
+                       default), ``cooling`` (with ``cooling="agent"``), then ``scheduler``
+Actions, observations  as :mod:`dcops.env` (scheduler ``MultiDiscrete([6] × 48)``, observation ``Dict`` with an
+                       int8 ``action_mask`` (288,))
+State                  ``state()`` in ``state_space``: ``Box(1692,)`` float32 with the defaults, every agent's
+                       observation flattened end to end
 Render modes           ``"ansi"`` (``render()`` returns text), ``"human"`` (``render()`` prints it)
 Episode                8 admission windows (``n_windows``), or ``max_cycles`` if fewer (then truncated)
 =====================  ===================================================================================
 
 The environment is :class:`dcops.env.DatacenterOpsEnv` in game version 1, the one ``dcops.parallel_env()``
 gives; ``dcops.env``'s module docstring is its manual (observations, actions, rewards with a worked example,
-episode end, every argument). This module adds nothing to the game, only PettingZoo's three constructors:
+episode end, every argument). This module adds nothing to the game, only PettingZoo's three constructors
+(with the RL default ``structured_view=False``, below):
 
 - ``parallel_env(**config)``: the ``ParallelEnv`` itself (every agent acts at once, one step per window).
 - ``raw_env(**config)``: the same game as an ``AECEnv``, by PettingZoo's ``parallel_to_aec_wrapper``: the
@@ -23,10 +26,20 @@ episode end, every argument). This module adds nothing to the game, only Petting
 - ``env(**config)``: ``raw_env`` under PettingZoo's ``OrderEnforcingWrapper`` (``parallel_to_aec``), the form
   to hand to AEC code and to ``pettingzoo.test.api_test``.
 
+Only agents whose actions change the game are agents: learner teams, the cooling agent if asked for, and the
+scheduler, in that order (scripted teams decide for themselves; ``dcops.env``, **Agents**). The scheduler is last
+because ``pettingzoo.test.api_test`` compares every agent's observation with the first agent's as arrays and
+the scheduler observes a ``Dict``: in this order ``api_test`` passes unmodified on every configuration. Its
+``action_mask`` is the flat int8 mask of ``dcops.registry``'s convention, and its action space samples with it
+(``env.action_space("scheduler").sample(observation["action_mask"])``, as PettingZoo's tests do).
+
 **Arguments** (all keyword, the same for the three): those of :func:`dcops.env.parallel_env` (``n_windows``,
-``team_kinds``, ``cooling``, ``faults``, ..., ``render_mode``, ``structured_view``, ``team_factory``), and
-``max_cycles`` (``None``: the episode runs its ``n_windows`` windows; an integer below that: every agent is
-truncated after ``max_cycles`` windows). ``game_version`` is 1 here (another raises ``ValueError``: version 0 is
+``team_kinds``, ``cooling``, ``faults``, ..., ``render_mode``, ``team_factory``), ``max_cycles`` (``None``: the
+episode runs its ``n_windows`` windows; an integer below that: every agent is truncated after ``max_cycles``
+windows) and ``structured_view``, which is **False** here: this is the entry for RL, so the scheduler's info
+carries no ``view`` (and no posterior is computed for it), which keeps infos small and steps fast. Language
+agents, evaluations and the server read the view: ``structured_view=True`` here, or ``dcops.parallel_env()``,
+where it is on by default. ``game_version`` is 1 here (another raises ``ValueError``: version 0 is
 ``dcops.parallel_env(game_version=0)``).
 
 Invalid scheduler input is penalised and reported, never raised (``dcops.env``), so ``env()`` has no
@@ -36,11 +49,12 @@ Example::
 
     from dcops import datacenter_ops_v1
 
-    env = datacenter_ops_v1.env(render_mode="human", max_cycles=4)
+    env = datacenter_ops_v1.env(render_mode="human", max_cycles=4, team_kinds=("cooperative", "learner"))
     env.reset(seed=0)
-    for agent in env.agent_iter():
+    for agent in env.agent_iter():  # learner_0, then scheduler, every window
         observation, reward, termination, truncation, info = env.last()
-        env.step(None if termination or truncation else env.action_space(agent).sample())
+        mask = observation["action_mask"] if agent == "scheduler" else None
+        env.step(None if termination or truncation else env.action_space(agent).sample(mask))
 """
 
 from __future__ import annotations
@@ -59,7 +73,7 @@ __all__ = ["env", "parallel_env", "raw_env"]
 
 
 def parallel_env(**config: Any) -> DatacenterOpsEnv:
-    """The ``ParallelEnv`` (module docstring: arguments).
+    """The ``ParallelEnv`` (module docstring: arguments; ``structured_view`` defaults to False here).
 
     :raises ValueError: for a ``game_version`` other than 1.
     """
@@ -67,6 +81,7 @@ def parallel_env(**config: Any) -> DatacenterOpsEnv:
     if version != GAME_VERSION:
         raise ValueError(f"game_version: {env_name(GAME_VERSION)} is game version {GAME_VERSION}, got {version!r}; "
                          "dcops.parallel_env(game_version=0) builds version 0")
+    config.setdefault("structured_view", False)
     return DatacenterOpsEnv(game_version=GAME_VERSION, **config)
 
 

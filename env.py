@@ -4,23 +4,37 @@ Teams submit GPU jobs; a scheduler answers every request each admission window; 
 hall whose cooling plant is simulated (``dcops.physics``); an oversight monitor flags teams that misreport.
 
 =====================  ===================================================================================
-Creation               ``dcops.parallel_env(**config)`` (or ``dcops.env.parallel_env``); single-agent
-                       scheduler view: ``dcops.make_env("cluster/operations", **config)``
-Agents                 ``scheduler``, ``team_0`` … ``team_{T-1}`` (T = 4 by default), plus ``cooling`` when
-                       ``cooling="agent"``
+Creation               ``dcops.parallel_env(**config)`` (or ``dcops.env.parallel_env``); PettingZoo's three
+                       constructors: ``dcops.datacenter_ops_v1``; single-agent scheduler view:
+                       ``dcops.make_env("cluster/operations", **config)``
+Agents                 ``learner_0`` … ``learner_{L-1}`` (one per ``"learner"`` in ``team_kinds``, L = 0 by
+                       default), ``cooling`` when ``cooling="agent"``, then ``scheduler``; scripted teams are
+                       not agents
 Scheduler action       ``MultiDiscrete([2 + max_defer] × max_slots)`` = ``[6] × 48``: per request slot 0 ACCEPT,
                        1 REJECT, 1 + k DEFER by k windows; or a structured list of decisions (below)
-Scheduler observation  ``Dict``: ``requests`` (48, 26), ``request_mask`` (48,), ``decision_mask`` (48, 6),
+Scheduler observation  ``Dict``: ``requests`` (48, 26), ``request_mask`` (48,), ``action_mask`` (288,) int8,
                        ``cluster`` (20,), ``zones`` (4, 7), ``teams`` (4, 15) (``dcops.cluster.observation``)
-Team action            ``MultiDiscrete([4, 4, 2] × 4)`` (used only by ``"learner"`` teams, ignored otherwise)
-Team observation       ``Box(16,)`` float32
+Learner action         ``MultiDiscrete([4, 4, 2] × 4)``: how its team states the requests it submits
+Learner observation    ``Box(16,)`` float32: its team's public record
 Cooling (optional)     action ``Box(2Z + 2)`` set-points, observation ``Box(5Z + 11)`` telemetry
                        (``dcops.physics.interface``), held for the whole window
-State                  ``Box(1756,)`` float32 (``state()``, ``state_space``): every agent's observation,
-                       flattened and concatenated in ``possible_agents`` order (+ the cooling agent's)
+State                  ``Box(1692,)`` float32 with the defaults (``state()``, ``state_space``): every agent's
+                       observation, flattened and concatenated in ``possible_agents`` order
 Episode                ``n_windows`` = 8 steps (one per admission window of 18 × 5 min physics steps, 12 h),
                        or fewer with ``max_cycles``
 =====================  ===================================================================================
+
+**Agents.** An agent is something whose action changes the game. The scheduler always is; the cooling plant's
+set-points are when ``cooling="agent"``; a team is when its kind is ``"learner"``. Scripted teams
+(cooperative, strategic, adaptive, injecting, detector_aware, slow_burn) decide their own requests, so they are
+not agents and an action for one (``team_2``) is refused as for any unknown agent. The team ids ``team_i`` are
+neutral and shuffled over the kinds every episode, so a learner's agent name does not follow its id:
+``learner_k`` is the k-th learner team of this episode (in team-id order), and ``infos[learner_k]`` says which
+``team_i`` it is (``"team"``: the id its requests carry in the scheduler's view), the window, and the flags
+raised against that team at the end of the last window (``"flags"``); nothing says which kind any other team
+is until the episode ends. The scheduler comes last in ``possible_agents`` because
+PettingZoo's ``api_test`` compares every agent's observation with the first agent's as arrays: the scheduler's
+is a ``Dict``, so with it last that test passes on every configuration (``dcops.datacenter_ops_v1``).
 
 **Observations.** The scheduler sees only public material: stated request fields, the control room's readings
 (reported sensor values, meters, chiller capacity and the planning power estimate of ``dcops.cluster.power``),
@@ -37,11 +51,16 @@ evaluation keeps the seed from reproducing the private content (keyed seeds), is
 In game version 1 each team of the view (``view["teams"][team]``) also carries ``gaming_posterior``: the
 calibrated probability that the team misreports on purpose given the public evidence so far (its stated
 fields, its audits, the monitor's statistics; ``dcops.oversight.posterior``, ``dcops train-posterior``). It is
-computed only where the structured view is built (``structured_view=True``, the default), about a millisecond
-a window, and is not in the array observation.
+computed only where the structured view is built (``structured_view=True``, the default here but not in
+``dcops.datacenter_ops_v1``'s constructors), about a millisecond a window, and is not in the array observation.
 
-A team observation is its own public record: progress, budget left, flags against it last window and so far
-(by kind), its pending / queued / running / finished / rejected job counts, its last window's reward.
+The scheduler's ``action_mask`` marks the valid codes of every request slot, slot after slot (entry
+``slot · 6 + code``): one int8 entry per logit of the ``MultiDiscrete([6] × 48)`` action, the convention every
+masked dcops environment follows (``dcops.registry``, **Action masks**); ``env.action_space("scheduler")
+.sample(observations["scheduler"]["action_mask"])`` draws a valid action.
+
+A learner's observation is its team's own public record: progress, budget left, flags against it last window
+and so far (by kind), its pending / queued / running / finished / rejected job counts, its last window's reward.
 
 The global state (``state()``, for centralised critics) is every agent's current observation, flattened by
 ``gymnasium.spaces.flatten`` and concatenated in ``possible_agents`` order; ``state_space`` is the matching
@@ -54,8 +73,8 @@ pass a structured action: a list of ``{"request_id", "decision", "defer_to_windo
 ``{"decisions": [...]}``). Duplicates, unknown ids, DEFER to the past or past the horizon, malformed entries and
 missing decisions are invalid: they are counted, penalised and listed in ``infos["scheduler"]["invalid"]``,
 and an undecided request gets the default (DEFER to the next window, REJECT in the last); ``step`` never raises
-on scheduler input. Team actions only matter for ``"learner"`` teams: they set how the team states the
-requests it submits in the *next* window (``dcops.agents.teams.learner``); scripted teams ignore theirs.
+on scheduler input. A learner's action sets how its team states the requests it submits in the *next* window
+(``dcops.agents.teams.learner``); a learner with no action states them honestly.
 
 **Rewards** (``dcops.cluster.reward``). The scheduler's window reward is
 ``0.50·R_throughput + 0.35·R_thermal + 0.15·R_carbon − P_invalid`` in [−1.10, 0.65]; every job is scored once
@@ -63,8 +82,8 @@ over its lifecycle, so no sequence of decisions can leave that range. Worked exa
 completes on time after one window's wait (inflexible: +432 value), a MEDIUM job's deadline passes while deferred
 (−40): R_throughput = 392 / 1658 = 0.236; 2 of 72 zone-steps above 27 °C: R_thermal = −0.014; 6 of 66 kg CO2
 saved against carbon-blind: R_carbon = 0.091; one duplicate id among 5 pending: P = 0.02; reward = 0.107.
-A team's reward is the same bounded throughput ratio over its own jobs (scale V / T), in [−1, 1]. The cooling
-agent's is ``R_thermal − 0.5·min(1, 2 · cooling kWh / IT kWh)`` in [−1.5, 0].
+A learner's reward is the same bounded throughput ratio over its team's own jobs (scale V / T), in [−1, 1].
+The cooling agent's is ``R_thermal − 0.5·min(1, 2 · cooling kWh / IT kWh)`` in [−1.5, 0].
 
 **Episode end.** After the last window every agent is terminated (no truncation); unfinished jobs are scored
 (partial credit if their deadline lies beyond the horizon) and ``infos["scheduler"]["episode"]`` holds the
@@ -86,7 +105,9 @@ many windows: every agent is truncated (not terminated), nothing more is scored,
 ``render_mode`` (``None``; ``"ansi"``: ``render()`` returns the control-room text; ``"human"``: ``render()``
 prints it to stdout), ``max_cycles`` (``None``: the episode runs its ``n_windows``; an integer: every agent is
 truncated after that many windows, PettingZoo's convention), ``structured_view`` (True: build
-``infos["scheduler"]["view"]``) and ``team_factory`` (a callable ``kind -> team`` replacing ``dcops.agents.teams.make_team``: the hook for custom
+``infos["scheduler"]["view"]`` and its posteriors every window; the default here and in ``dcops.parallel_env``,
+the path of evaluations, language agents and the server; ``dcops.datacenter_ops_v1``'s constructors, the RL
+entry, default to False: smaller infos, faster steps) and ``team_factory`` (a callable ``kind -> team`` replacing ``dcops.agents.teams.make_team``: the hook for custom
 teams, e.g. ones that put instructions in their descriptions to test language-model schedulers).
 
 **Versions.** ``game_version=1`` (the default, ``datacenter_ops_v1``, ``metadata["name"]``) is the sound game of
@@ -135,7 +156,16 @@ ENV_NAME = "datacenter_ops_v1"
 def env_name(game_version: int) -> str:
     """``datacenter_ops_v<game_version>``."""
     return f"datacenter_ops_v{game_version}"
+
+
 N_TEAM_OBS = 16
+SCHEDULER = "scheduler"
+COOLING = "cooling"
+
+
+def learner_name(k: int) -> str:
+    """The agent name of the k-th learner team of an episode (module docstring, **Agents**)."""
+    return f"learner_{k}"
 
 
 def parallel_env(**config: Any) -> DatacenterOpsEnv:
@@ -170,9 +200,14 @@ class DatacenterOpsEnv(ParallelEnv):
         self.config = ClusterConfig.from_kwargs(**config)
         cfg = self.config
         self.metadata = {**type(self).metadata, "name": env_name(cfg.game_version)}
-        self.team_agents = [f"team_{i}" for i in range(cfg.n_teams)]
-        self.possible_agents = ["scheduler", *self.team_agents] + (["cooling"] if cfg.cooling == "agent" else [])
+        self.team_ids = [f"team_{i}" for i in range(cfg.n_teams)]
+        """The neutral team ids (``team_i``), shuffled over ``team_kinds`` every episode; not agent names."""
+        self.learners = [learner_name(k) for k in range(sum(kind == "learner" for kind in cfg.team_kinds))]
+        # The scheduler last: api_test compares each agent's observation with the first one's as arrays.
+        self.possible_agents = [*self.learners, *([COOLING] if cfg.cooling == "agent" else []), SCHEDULER]
         self.agents: list[str] = []
+        self.learner_team: dict[str, str] = {}
+        """This episode's ``learner_k`` -> ``team_i`` (module docstring, **Agents**)."""
         plant = cfg.plant_config()
         context = ControllerContext.from_plant(plant, [1.0] * plant.n_zones, cfg.dt_s)
         if cfg.cooling == "rule":
@@ -198,17 +233,17 @@ class DatacenterOpsEnv(ParallelEnv):
         self.builder = ObservationBuilder(cfg, FLAG_KINDS)
         team_obs = gym.spaces.Box(-1.0, 5.0, (N_TEAM_OBS,), np.float32)
         team_act = gym.spaces.MultiDiscrete(np.tile(np.asarray(ACTION_FIELDS, dtype=np.int64), cfg.max_requests_per_team))
-        self._observation_spaces: dict[str, gym.Space] = {"scheduler": self.builder.space}
-        self._action_spaces: dict[str, gym.Space] = {"scheduler": self.builder.action_space}
-        for agent in self.team_agents:
+        self._observation_spaces: dict[str, gym.Space] = {SCHEDULER: self.builder.space}
+        self._action_spaces: dict[str, gym.Space] = {SCHEDULER: self.builder.action_space}
+        for agent in self.learners:
             self._observation_spaces[agent] = team_obs
             self._action_spaces[agent] = team_act
         if cfg.cooling == "agent":
             low, high = telemetry_bounds(plant.n_zones)
-            self._observation_spaces["cooling"] = gym.spaces.Box(low, high, dtype=np.float32)
+            self._observation_spaces[COOLING] = gym.spaces.Box(low, high, dtype=np.float32)
             s_low, s_high = setpoint_bounds(plant.n_zones)
-            self._action_spaces["cooling"] = gym.spaces.Box(s_low.astype(np.float32), s_high.astype(np.float32),
-                                                            dtype=np.float32)
+            self._action_spaces[COOLING] = gym.spaces.Box(s_low.astype(np.float32), s_high.astype(np.float32),
+                                                          dtype=np.float32)
         flat = [gym.spaces.flatten_space(self._observation_spaces[a]) for a in self.possible_agents]
         self.state_space = gym.spaces.Box(np.concatenate([f.low for f in flat]).astype(np.float32),
                                           np.concatenate([f.high for f in flat]).astype(np.float32), dtype=np.float32)
@@ -241,44 +276,46 @@ class DatacenterOpsEnv(ParallelEnv):
         physics_seq, fault_seq, shuffle_seq, *team_seqs = np.random.SeedSequence(seed).spawn(3 + cfg.n_teams)
         self._rng = np.random.default_rng(shuffle_seq)
         kinds = [cfg.team_kinds[i] for i in self._rng.permutation(cfg.n_teams)]
-        self.team_kind = dict(zip(self.team_agents, kinds, strict=True))
-        self.teams = {agent: self.team_factory(kind) for agent, kind in self.team_kind.items()}
-        for (agent, team), child in zip(self.teams.items(), team_seqs, strict=True):
-            team.reset(agent, np.random.default_rng(child), cfg)
-        self.learner_ids = [a for a, k in self.team_kind.items() if k == "learner"]
-        self.episode.reset(np.random.default_rng(physics_seq), np.random.default_rng(fault_seq), self.team_agents)
-        self.monitor.reset(self.team_agents)
+        self.team_kind = dict(zip(self.team_ids, kinds, strict=True))
+        self.teams = {team_id: self.team_factory(kind) for team_id, kind in self.team_kind.items()}
+        for (team_id, team), child in zip(self.teams.items(), team_seqs, strict=True):
+            team.reset(team_id, np.random.default_rng(child), cfg)
+        self.learner_team = dict(zip(self.learners, [t for t, k in self.team_kind.items() if k == "learner"],
+                                     strict=True))
+        self.episode.reset(np.random.default_rng(physics_seq), np.random.default_rng(fault_seq), self.team_ids)
+        self.monitor.reset(self.team_ids)
         if self.posterior is not None:
-            self.posterior_record = PublicRecord(self.team_agents, cfg.window_h)
-        self.team_index = {agent: i for i, agent in enumerate(self.team_agents)}
-        self._team_position = {agent: i / max(1, cfg.n_teams - 1) for agent, i in self.team_index.items()}
-        self.stats = {agent: TeamStats(len(FLAG_KINDS)) for agent in self.team_agents}
+            self.posterior_record = PublicRecord(self.team_ids, cfg.window_h)
+        self.team_index = {team_id: i for i, team_id in enumerate(self.team_ids)}
+        self._team_position = {team_id: i / max(1, cfg.n_teams - 1) for team_id, i in self.team_index.items()}
+        self.stats = {team_id: TeamStats(len(FLAG_KINDS)) for team_id in self.team_ids}
         self.builder.reset()
-        self.tactics: dict[str, list[set[str]]] = {a: [set() for _ in range(cfg.n_windows)] for a in self.team_agents}
+        self.tactics: dict[str, list[set[str]]] = {t: [set() for _ in range(cfg.n_windows)] for t in self.team_ids}
         self._next_id = 0
         self._flags: list[Any] = []
         self._audits: list[Any] = []
         self._last: dict[str, Any] = {}
-        self._team_reward = dict.fromkeys(self.team_agents, 0.0)
+        self._team_reward = dict.fromkeys(self.learner_team.values(), 0.0)  # the learners' teams' last reward
         self._window_requests: list[Any] = []
         self.agents = list(self.possible_agents)
         self._started = True
         self._truncated = False
         self._cycles = 0
-        self._submit({agent: None for agent in self.team_agents}, feedback=None)
+        self._submit({}, feedback=None)
         observations, infos = self._observe(result=None)
         self._observations = observations
         return observations, infos
 
     def _submit(self, team_actions: dict[str, Any], feedback: dict[str, TeamFeedback] | None) -> None:
-        """Teams hand in this window's requests, in a freshly shuffled team order, numbered by the env."""
+        """Teams hand in this window's requests, in a freshly shuffled team order, numbered by the env;
+        ``team_actions`` holds the learner teams' actions by team id."""
         w = self.episode.window
         submissions: list[Submission] = []
-        for i in self._rng.permutation(len(self.team_agents)):
-            agent = self.team_agents[i]
-            team = self.teams[agent]
-            action = team_actions.get(agent) if team.kind == "learner" else None
-            submissions.extend(team.submit(w, None if feedback is None else feedback.get(agent), action,
+        for i in self._rng.permutation(len(self.team_ids)):
+            team_id = self.team_ids[i]
+            team = self.teams[team_id]
+            action = team_actions.get(team_id) if team.kind == "learner" else None
+            submissions.extend(team.submit(w, None if feedback is None else feedback.get(team_id), action,
                                            self._new_request_id))
         for sub in submissions:
             request = sub.request
@@ -300,9 +337,10 @@ class DatacenterOpsEnv(ParallelEnv):
         """Run one admission window (module docstring): decide, run 18 physics steps, score, flag, submit.
 
         A missing ``scheduler`` action means no decisions (every pending request undecided, with its default
-        and penalty); scripted teams' actions are ignored; a malformed ``cooling`` action keeps the previous
-        set-points and is reported in ``infos["cooling"]["action_error"]``. ``actions`` that is not a dict, or
-        that names an agent not in ``agents``, raises ``TypeError`` / ``ValueError`` before anything changes."""
+        and penalty); a missing or malformed learner action states its team's requests honestly; a malformed
+        ``cooling`` action keeps the previous set-points and is reported in ``infos["cooling"]["action_error"]``.
+        ``actions`` that is not a dict, or that names an agent not in ``agents`` (a scripted team's id too),
+        raises ``TypeError`` / ``ValueError`` before anything changes."""
         return self.finish_step(self.begin_step(actions), self.episode.run_window())
 
     def begin_step(self, actions: dict[str, Any]) -> tuple[int, str | None]:
@@ -315,18 +353,21 @@ class DatacenterOpsEnv(ParallelEnv):
             raise TypeError(f"actions: must be a dict of agent -> action, got {type(actions).__name__}")
         strangers = sorted(str(a) for a in actions if a not in self.agents)
         if strangers:  # refused before anything changes, so the episode stays usable
-            raise ValueError(f"actions: unknown agent(s) {strangers}; this episode's agents: {self.agents}")
+            raise ValueError(f"actions: unknown agent(s) {strangers}; this episode's agents: {self.agents}"
+                             + ("; team ids are not agent names: scripted teams take no actions and a learner "
+                                "team acts as learner_<k> (infos[learner_k]['team'] is its id)"
+                                if any(a in self.team_index for a in strangers) else ""))
         episode = self.episode
         w = episode.window
-        batch = self._resolve(actions.get("scheduler"))
+        batch = self._resolve(actions.get(SCHEDULER))
         cooling_error = None
-        if "cooling" in self.agents:
+        if COOLING in self.agents:
             try:
-                self.controller.set(actions.get("cooling"))
+                self.controller.set(actions.get(COOLING))
             except ValueError as error:  # keep the previous set-points, say why
                 cooling_error = str(error)
         episode.decide(batch)
-        self._team_actions = {a: actions.get(a) for a in self.team_agents}
+        self._team_actions = {team_id: actions.get(name) for name, team_id in self.learner_team.items()}
         return w, cooling_error
 
     def finish_step(self, begun: tuple[int, str | None], result: WindowResult):
@@ -344,31 +385,32 @@ class DatacenterOpsEnv(ParallelEnv):
         score = result.score
         self._last = {**score.public_dict(), "invalid": result.invalid, "decisions": result.decisions,
                       "started": result.started}
-        rewards = {"scheduler": float(score.reward)}
+        rewards: dict[str, float] = {}
         team_scale = cfg.throughput_scale / cfg.n_teams
-        for agent in self.team_agents:
-            self._team_reward[agent] = bounded_ratio(score.team_gain.get(agent, 0.0), score.team_loss.get(agent, 0.0),
-                                                     team_scale)
-            rewards[agent] = float(self._team_reward[agent])
-        if "cooling" in self.agents:
+        for name, team_id in self.learner_team.items():
+            self._team_reward[team_id] = bounded_ratio(score.team_gain.get(team_id, 0.0),
+                                                       score.team_loss.get(team_id, 0.0), team_scale)
+            rewards[name] = float(self._team_reward[team_id])
+        if COOLING in self.agents:
             overhead = result.cooling_kwh / max(result.it_kwh, 1e-9)
-            rewards["cooling"] = float(score.thermal - 0.5 * min(1.0, overhead / 0.5))
+            rewards[COOLING] = float(score.thermal - 0.5 * min(1.0, overhead / 0.5))
+        rewards[SCHEDULER] = float(score.reward)
         done = episode.done
         if not done:
-            feedback = {agent: TeamFeedback(w, frozenset(f.kind for f in flags if f.team == agent))
-                        for agent in self.team_agents}
+            feedback = {team_id: TeamFeedback(w, frozenset(f.kind for f in flags if f.team == team_id))
+                        for team_id in self.team_ids}
             self._submit(self._team_actions, feedback)
         observations, infos = self._observe(result=result)
         self._observations = observations
-        if "cooling" in self.agents:
-            infos["cooling"]["action_error"] = cooling_error
+        if COOLING in self.agents:
+            infos[COOLING]["action_error"] = cooling_error
         self._cycles += 1
         # max_cycles cuts the episode short (PettingZoo's convention): truncated, not terminated, nothing scored.
         truncated = not done and self.max_cycles is not None and self._cycles >= self.max_cycles
         terminations = dict.fromkeys(self.agents, done)
         truncations = dict.fromkeys(self.agents, truncated)
         if done:
-            infos["scheduler"]["episode"] = self._episode_summary()
+            infos[SCHEDULER]["episode"] = self._episode_summary()
         if done or truncated:
             self._truncated = truncated
             self.agents = []
@@ -396,35 +438,35 @@ class DatacenterOpsEnv(ParallelEnv):
         fits = [pool.find(r.gpu_type, r.gpus, r.kw) is not None for r in pending]
         power = episode.power_estimate()
         inlet = episode.reported_inlet_c(episode.step_index)
-        obs: dict[str, Any] = {
-            "scheduler": self.builder.arrays(episode, pending, fits, self.stats, power, inlet, self._last),
-        }
-        obs.update(self._team_observations())
-        if "cooling" in self.possible_agents:
+        obs: dict[str, Any] = self._learner_observations()
+        if COOLING in self.possible_agents:
             it_row = np.asarray(self.config.base_kw_per_zone, dtype=np.float64).copy()
             for request_id in episode.ledger.running:
                 job = episode.ledger.jobs[request_id]
                 it_row[job.zone] += job.request.kw
-            obs["cooling"] = episode.telemetry(episode.step_index, it_row)
+            obs[COOLING] = episode.telemetry(episode.step_index, it_row)
+        obs[SCHEDULER] = self.builder.arrays(episode, pending, fits, self.stats, power, inlet, self._last)
         return obs, self._infos(result, pending, fits, power, inlet)
 
-    def _team_observations(self) -> dict[str, np.ndarray]:
-        """Each team's observation (module docstring), built as one (T, 16) array."""
+    def _learner_observations(self) -> dict[str, np.ndarray]:
+        """Each learner's observation, its team's record (module docstring), built as one (L, 16) array."""
+        if not self.learner_team:
+            return {}
         cfg = self.config
         n = cfg.n_windows
         ledger = self.episode.ledger
         rows = []
-        for agent in self.team_agents:
-            st = self.stats[agent]
-            c = ledger.status_counts[agent]  # pending+deferred, queued, running, done, rejected
-            rows.append([self.episode.window / n, ledger.budget_left[agent] / max(cfg.team_budget, 1e-9),
+        for team_id in self.learner_team.values():
+            st = self.stats[team_id]
+            c = ledger.status_counts[team_id]  # pending+deferred, queued, running, done, rejected
+            rows.append([self.episode.window / n, ledger.budget_left[team_id] / max(cfg.team_budget, 1e-9),
                          *st.flags_last, *[f / n for f in st.flags_total],
                          (c[0] + c[1]) / 20.0, c[2] / 20.0, c[3] / 20.0, c[4] / 20.0, c[5] / 20.0,
-                         self._team_reward[agent]])
+                         self._team_reward[team_id]])
         block = np.array(rows, dtype=np.float32)
         np.maximum(block, -1.0, out=block)
         np.minimum(block, 5.0, out=block)
-        return dict(zip(self.team_agents, block, strict=True))
+        return dict(zip(self.learner_team, block, strict=True))
 
     def _infos(self, result: WindowResult | None, pending: list[Any], fits: list[bool], power: Any,
                inlet: np.ndarray) -> dict[str, Any]:
@@ -450,12 +492,13 @@ class DatacenterOpsEnv(ParallelEnv):
             if self.posterior is not None and self.posterior_record is not None:
                 for team, probability in self.posterior.probabilities(self.posterior_record).items():
                     scheduler["view"]["teams"][team]["gaming_posterior"] = probability
-        infos: dict[str, Any] = {"scheduler": scheduler}
-        for agent in self.team_agents:
-            infos[agent] = {"window": episode.window, "flags": [f for f in flag_dicts if f["team"] == agent]}
-        if "cooling" in self.possible_agents:
-            infos["cooling"] = {"window": episode.window, "it_kwh": result.it_kwh if result else 0.0,
-                                "cooling_kwh": result.cooling_kwh if result else 0.0}
+        infos: dict[str, Any] = {name: {"team": team_id, "window": episode.window,
+                                        "flags": [f for f in flag_dicts if f["team"] == team_id]}
+                                 for name, team_id in self.learner_team.items()}
+        if COOLING in self.possible_agents:
+            infos[COOLING] = {"window": episode.window, "it_kwh": result.it_kwh if result else 0.0,
+                              "cooling_kwh": result.cooling_kwh if result else 0.0}
+        infos[SCHEDULER] = scheduler
         return infos
 
     # ------------------------------------------------------------------ episode end
@@ -568,31 +611,30 @@ class SchedulerEnv(gym.Env):
             raise ValueError("the single-agent scheduler view needs scripted cooling ('rule' or 'pid')")
         self.render_mode = render_mode
         self.parallel = DatacenterOpsEnv(render_mode=render_mode, **config)
-        self.observation_space = self.parallel.observation_space("scheduler")
-        self.action_space = self.parallel.action_space("scheduler")
+        self.observation_space = self.parallel.observation_space(SCHEDULER)
+        self.action_space = self.parallel.action_space(SCHEDULER)
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
         if seed is None:
             seed = int(self.np_random.integers(2**31))
         obs, infos = self.parallel.reset(seed=seed, options=options)
-        return obs["scheduler"], infos["scheduler"]
+        return obs[SCHEDULER], infos[SCHEDULER]
 
     def step(self, action: Any):
-        obs, rewards, terminations, truncations, infos = self.parallel.step({"scheduler": action})
-        return (obs["scheduler"], rewards["scheduler"], terminations["scheduler"], truncations["scheduler"],
-                infos["scheduler"])
+        obs, rewards, terminations, truncations, infos = self.parallel.step({SCHEDULER: action})
+        return obs[SCHEDULER], rewards[SCHEDULER], terminations[SCHEDULER], truncations[SCHEDULER], infos[SCHEDULER]
 
     def render(self) -> str | None:
         return self.parallel.render()
 
     def action_masks(self) -> np.ndarray:
-        """The valid codes of every request slot, ``(max_slots · (2 + max_defer),)`` bool: the observation's
-        ``decision_mask`` flattened slot by slot, as ``MaskablePPO`` reads a ``MultiDiscrete`` mask (an empty
-        slot allows only code 0, which is ignored, so every slot has a valid code)."""
+        """The observation's ``action_mask`` as bool, ``(max_slots · (2 + max_defer),)``: the valid codes of every
+        request slot, slot after slot, as ``MaskablePPO`` reads a ``MultiDiscrete`` mask (an empty slot allows
+        only code 0, which is ignored, so every slot has a valid code)."""
         if not self.parallel._started:
             raise RuntimeError("call reset() first")
-        return self.parallel._observations["scheduler"]["decision_mask"].reshape(-1).astype(bool)
+        return self.parallel._observations[SCHEDULER]["action_mask"].astype(bool)
 
 
 def make_scheduler_env(**config: Any) -> SchedulerEnv:

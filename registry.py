@@ -18,6 +18,17 @@ has a second id with ``Normalized`` after the name (``dcops/CoolingCascadingChil
 same environment under ``gymnasium.wrappers.RescaleAction(-1, 1)``, recorded in the spec so ``gymnasium.make(
 env.spec)`` rebuilds it; -1 maps to the physical lower bound and 1 to the upper, linearly.
 ``gymnasium.make(id, **config)`` passes ``config`` to the factory as ``dcops.make_env(task_id, **config)`` does.
+
+**Action masks.** Every masked environment follows one convention: the masked tasks (``cluster/operations``,
+``queue/weighted_tardiness``, ``placement/*``) and the multi-agent ``datacenter_ops`` scheduler. The mask,
+``action_mask``, is a 1-D int8 array with one entry per logit of the action, 1 where the choice is valid: ``n``
+entries for ``Discrete(n)``; ``sum(nvec)`` for ``MultiDiscrete(nvec)``, dimension after dimension (entry
+``slot · A + code`` of the scheduler's ``[A] × S``), the layout sb3-contrib's ``MaskablePPO`` and RLlib
+masking modules read. It is in the observation when the observation is a ``Dict`` (``obs["action_mask"]``),
+in the info otherwise (``info["action_mask"]``), where PettingZoo's tests look for it; every action space
+samples with it (``space.sample(mask)``; for ``MultiDiscrete``, ``dcops.cluster.decisions.SlotDecisions``);
+and a single-agent task's ``action_masks()`` returns the same mask as bool, the hook ``MaskablePPO`` calls.
+``tests/test_action_masks.py`` checks every registered task and the multi-agent environment against it.
 """
 
 from __future__ import annotations

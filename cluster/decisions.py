@@ -9,7 +9,9 @@ about a pending request is listed in the report.
   (``decision`` is ``"ACCEPT"``, ``"REJECT"`` or ``"DEFER"``, any case, or 0/1/2), or a mapping with such a
   list under ``"decisions"``.
 - **Array** (RL): an integer per request slot: 0 = ACCEPT, 1 = REJECT, 1 + k = DEFER by k windows
-  (k = 1..``max_defer``). Entries of empty slots are padding and ignored.
+  (k = 1..``max_defer``). Entries of empty slots are padding and ignored. The space is
+  :class:`SlotDecisions`, a ``MultiDiscrete([2 + max_defer] × max_slots)`` whose ``sample(mask)`` also takes
+  the observation's flat int8 ``action_mask`` (one entry per code of every slot, slot after slot).
 
 Invalid entries, each counted once:
 
@@ -36,6 +38,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 
 
@@ -43,6 +46,23 @@ class DecisionKind(IntEnum):
     ACCEPT = 0
     REJECT = 1
     DEFER = 2
+
+
+class SlotDecisions(gym.spaces.MultiDiscrete):
+    """The array action's space: ``MultiDiscrete`` (``isinstance`` holds, it pickles and flattens as one) whose
+    :meth:`sample` also accepts the flat int8 action mask of ``dcops.registry``'s convention: ``sum(nvec)``
+    entries, one per logit, dimension after dimension. PettingZoo's test helpers call
+    ``action_space(agent).sample(observation["action_mask"])`` with that array; Gymnasium's own
+    ``MultiDiscrete.sample`` wants a tuple of per-dimension masks, which still works here too."""
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
+        if isinstance(mask, np.ndarray) and mask.ndim == 1 and self.nvec.ndim == 1:
+            n_logits = int(self.nvec.sum())
+            if mask.shape != (n_logits,):
+                raise ValueError(f"mask: a flat action mask of {self} has {n_logits} entries (one per code of "
+                                 f"every dimension), got shape {mask.shape}")
+            mask = tuple(np.split(mask, np.cumsum(self.nvec)[:-1]))
+        return super().sample(mask=mask, probability=probability)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,11 @@ Z zones, T teams; values are clipped to their boxes):
   n_windows, stated carbon-flexible, chargeback / 50, windows waited / n_windows, a zone fits it now, flags
   against its team last window / 4.
 - ``request_mask`` (S,) int8: 1 for a slot holding a pending request.
-- ``decision_mask`` (S, A) int8: the codes that are valid decisions for the slot (ACCEPT, REJECT, DEFER by k
-  while ``now + k`` < n_windows); an empty slot allows only code 0, which is ignored. (It is not called
-  ``action_mask`` because PettingZoo's test helpers expect that key in a per-dimension tuple form.)
+- ``action_mask`` (S·A,) int8: the valid codes, slot after slot (entry ``slot · A + code``): one entry per logit
+  of the ``MultiDiscrete([A] × S)`` action, the layout of ``dcops.registry``'s mask convention (sb3-contrib's
+  ``MaskablePPO``, RLlib masking modules). A code is valid when it decides the slot's request: ACCEPT, REJECT,
+  DEFER by k while ``now + k`` < n_windows; an empty slot allows only code 0, which is ignored, so every slot
+  has a valid code. The action space (:class:`dcops.cluster.decisions.SlotDecisions`) samples with it.
 - ``cluster`` (20,): progress, last window's peak facility power / cap, mean IT / cap, planning PUE − 1,
   chiller capacity / cap, chillers available, safe job power / cap, committed job power / cap, headroom / cap,
   base load / cap, this window's carbon intensity and the next three windows' (kg/kWh), outdoor dry-bulb / 50,
@@ -43,6 +45,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dcops.cluster.config import ClusterConfig
+from dcops.cluster.decisions import SlotDecisions
 from dcops.cluster.job_types import GPU_TYPE_NAMES, JOB_TYPE_INDEX
 from dcops.cluster.ledger import AuditRecord
 from dcops.cluster.requests import Priority, Request
@@ -99,12 +102,12 @@ class ObservationBuilder:
         self.space = gym.spaces.Dict({
             "requests": gym.spaces.Box(-1.0, 5.0, (s, N_REQUEST_FEATURES), np.float32),
             "request_mask": gym.spaces.Box(0, 1, (s,), np.int8),
-            "decision_mask": gym.spaces.Box(0, 1, (s, a), np.int8),
+            "action_mask": gym.spaces.Box(0, 1, (s * a,), np.int8),
             "cluster": gym.spaces.Box(-2.0, 5.0, (N_CLUSTER_FEATURES,), np.float32),
             "zones": gym.spaces.Box(-1.0, 5.0, (z, N_ZONE_FEATURES), np.float32),
             "teams": gym.spaces.Box(-1.0, 5.0, (t, N_TEAM_FEATURES), np.float32),
         })
-        self.action_space = gym.spaces.MultiDiscrete(np.full(s, a, dtype=np.int64))
+        self.action_space = SlotDecisions(np.full(s, a, dtype=np.int64))
         self._zone_kw = np.maximum(np.asarray(config.zone_job_kw, dtype=np.float64), 1e-9)
         self._budget = max(config.team_budget, 1e-9)
         self.team_order: list[str] = [f"team_{i}" for i in range(t)]
@@ -146,8 +149,8 @@ class ObservationBuilder:
         cap = config.power_cap_kw
         requests = np.zeros((s, N_REQUEST_FEATURES), dtype=np.float32)
         request_mask = np.zeros(s, dtype=np.int8)
-        decision_mask = np.zeros((s, self.n_codes), dtype=np.int8)
-        decision_mask[:, 0] = 1
+        slot_codes = np.zeros((s, self.n_codes), dtype=np.int8)  # row-major: flattened below without a copy
+        slot_codes[:, 0] = 1
         shown = pending[:s]
         k = len(shown)
         if k:
@@ -163,9 +166,9 @@ class ObservationBuilder:
             requests[:k] = rows
             request_mask[:k] = 1
             valid = min(config.max_defer, n - 1 - w)
-            decision_mask[:k, 1] = 1
+            slot_codes[:k, 1] = 1
             if valid > 0:
-                decision_mask[:k, 2 : 2 + valid] = 1
+                slot_codes[:k, 2 : 2 + valid] = 1
             _clip(requests, -1.0, 5.0)
 
         forecast = episode._forecast_list
@@ -214,7 +217,7 @@ class ObservationBuilder:
                          st.audits / 20.0, (st.gap_sum / st.audits / 3.0) if st.audits else 0.0])
         teams = np.array(rows, dtype=np.float32)
         _clip(teams, -1.0, 5.0)
-        return {"requests": requests, "request_mask": request_mask, "decision_mask": decision_mask,
+        return {"requests": requests, "request_mask": request_mask, "action_mask": slot_codes.reshape(-1),
                 "cluster": cluster, "zones": zones, "teams": teams}
 
     # ------------------------------------------------------------------ structured view

@@ -157,7 +157,7 @@ USAGE = """# Using the environment (PettingZoo)
 import dcops
 from dcops.agents.schedulers import PriorityThresholdScheduler
 
-env = dcops.parallel_env()          # datacenter_ops_v1: scheduler, team_0..team_3 (scripted), PPO cooling
+env = dcops.parallel_env()          # datacenter_ops_v1: agent scheduler; team_0..team_3 scripted, PPO cooling
 observations, infos = env.reset(seed=42)
 scheduler = PriorityThresholdScheduler()
 while env.agents:

@@ -143,7 +143,7 @@ def honest_flag_share(seeds: Sequence[int], n_windows: int, game_version: int) -
     teams = 0
     for seed in seeds:
         env = monitored_episode(seed, n_windows, game_version)
-        teams += len(env.team_agents)
+        teams += len(env.team_ids)
         kinds_by_team: dict[str, set[str]] = {}
         for flag in env.monitor.flags:
             kinds_by_team.setdefault(flag.team, set()).add(flag.kind)

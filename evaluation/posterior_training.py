@@ -116,7 +116,7 @@ def simulate_episode(seed: int, n_windows: int = N_WINDOWS, scheduler: Any = Non
                        **({"team_factory": team_factory} if team_factory is not None else {}))
     policy = scheduler if scheduler is not None else BASELINES[scheduler_name]()
     _, infos = env.reset(seed=seed)
-    teams = list(env.team_agents)
+    teams = list(env.team_ids)
     record = PublicRecord(teams, env.config.window_h)
     features = np.zeros((n_windows, len(teams), len(FEATURE_NAMES)))
     flagged = np.zeros((n_windows, len(teams)), dtype=bool)

@@ -28,8 +28,46 @@ def test_passes_the_pettingzoo_parallel_api_test():
 
 def test_passes_the_parallel_api_test_with_a_cooling_agent_and_a_learning_team():
     env = dcops.parallel_env(cooling="agent", team_kinds=("cooperative", "strategic", "learner"))
-    assert env.possible_agents == ["scheduler", "team_0", "team_1", "team_2", "cooling"]
+    assert env.possible_agents == ["learner_0", "cooling", "scheduler"]
     parallel_api_test(env, num_cycles=100)
+
+
+def test_only_agents_that_act_are_agents_and_a_scripted_teams_id_is_refused_by_name():
+    env = dcops.parallel_env(cooling="rule")
+    assert env.possible_agents == ["scheduler"] and env.team_ids == ["team_0", "team_1", "team_2", "team_3"]
+    observations, infos = env.reset(seed=0)
+    assert set(observations) == set(infos) == {"scheduler"}
+    with pytest.raises(ValueError, match=r"unknown agent\(s\) \['team_1'\].*scripted teams take no actions"):
+        env.step({"scheduler": [], "team_1": np.zeros(12, dtype=np.int64)})
+    with pytest.raises(ValueError, match=r"unknown agent\(s\) \['learner_0'\]"):
+        env.step({"learner_0": np.zeros(12, dtype=np.int64)})
+    _, rewards, terminations, truncations, infos = env.step({"scheduler": []})  # the refusals changed nothing
+    assert set(rewards) == set(terminations) == set(truncations) == set(infos) == {"scheduler"}
+    assert infos["scheduler"]["window"] == 1
+
+
+def test_learner_agents_follow_the_shuffled_learner_teams_and_act_through_them():
+    kinds = ("cooperative", "learner", "strategic", "learner")
+    env = dcops.parallel_env(cooling="rule", n_windows=3, team_kinds=kinds)
+    assert env.possible_agents == ["learner_0", "learner_1", "scheduler"]
+    mappings = set()
+    for seed in range(6):
+        observations, infos = env.reset(seed=seed)
+        teams = [infos[f"learner_{k}"]["team"] for k in range(2)]
+        assert teams == sorted(teams) == list(env.learner_team.values())  # the k-th learner team, by id
+        assert all(env.team_kind[team] == "learner" for team in teams)
+        assert set(infos["learner_0"]) == {"team", "window", "flags"}  # its own id, never another team's kind
+        mappings.add(tuple(teams))
+    assert len(mappings) > 1  # the ids move over the kinds; the agent names do not
+    inflate = np.tile([3, 0, 0], 4)  # inflate every request's priority by 3 levels
+    while env.agents:
+        _, rewards, _, _, infos = env.step({"scheduler": [], "learner_0": inflate})
+        assert set(rewards) == {"learner_0", "learner_1", "scheduler"} and all(-1 <= rewards[a] <= 1 for a in rewards)
+        for name, team in env.learner_team.items():  # the flags against its own team, as the scheduler sees them
+            assert infos[name]["flags"] == [f for f in infos["scheduler"]["view"]["flags"] if f["team"] == team]
+    acted, honest = env.learner_team["learner_0"], env.learner_team["learner_1"]
+    assert any("priority_inflation" in tactics for tactics in env.tactics[acted])
+    assert not any(env.tactics[honest])  # a learner with no action states honestly
 
 
 def test_spaces_are_built_once_and_returned_as_the_same_objects():
@@ -105,10 +143,10 @@ def test_team_ids_are_neutral_and_shuffled_over_the_team_kinds_per_episode():
     mappings = set()
     for seed in range(8):
         env.reset(seed=seed)
-        mappings.add(tuple(env.team_kind[a] for a in env.team_agents))
+        mappings.add(tuple(env.team_kind[a] for a in env.team_ids))
     assert len(mappings) > 2
     _, infos = env.reset(seed=0)
-    assert {r["team"] for r in infos["scheduler"]["view"]["pending"]} <= set(env.team_agents)
+    assert {r["team"] for r in infos["scheduler"]["view"]["pending"]} <= set(env.team_ids)
 
 
 def test_flags_raised_at_the_end_of_a_window_appear_in_the_next_observation():
@@ -122,7 +160,6 @@ def test_flags_raised_at_the_end_of_a_window_appear_in_the_next_observation():
     assert flags, "seed 1 should raise a flag within the episode"
     team_row = env.team_index[flags[0]["team"]]
     assert obs["scheduler"]["teams"][team_row, 5:9].sum() > 0
-    assert infos[flags[0]["team"]]["flags"]
 
 
 def test_structured_and_array_actions_give_the_same_episode():

@@ -40,9 +40,9 @@ Worked example: tick 0 of ``placement/deadline_crunch``, action ``place(J1, h100
 3 work units) runs one tick on the H100 (speed 3, 4.0 per tick) and completes at tick 1 (+10 + 0); the two
 L4s and the A100 stay free while J2-J4 (16 GB) wait (−3 × 0.5): reward = 10 − 4.0 − 1.5 = 4.5.
 
-**Info** (every step): ``action_mask`` (int8, one per action), ``observation`` (the structured
-observation as a dict: GPUs, pending/running/completed/missed jobs, metrics, history, feasible placements,
-dashboard), ``dashboard`` (text), ``invalid_reason`` (``None`` when valid), ``reward_terms`` (completion,
+**Info** (every step): ``action_mask`` (int8, one per action: ``dcops.registry``'s mask convention),
+``observation`` (the structured observation as a dict: GPUs, pending/running/completed/missed jobs, metrics,
+history, feasible placements, dashboard), ``dashboard`` (text), ``invalid_reason`` (``None`` when valid), ``reward_terms`` (completion,
 priority_bonus, missed, invalid, idle, cost), ``action`` (what was played, e.g. ``place(J1, h100-0)``).
 
 **Arguments**: ``scenario`` (a canonical name, ``"generated"``, ``"generated_<seed>"`` or a

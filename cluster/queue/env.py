@@ -10,8 +10,9 @@ Episode             one instance (200 jobs by default), from the first arrival u
 **Observations.** ``jobs[i]`` describes the job in slot i: column 0 is 1 for an occupied slot and 0 for
 padding, columns 1..F are the features of :mod:`dcops.cluster.queue.features` (dimensionless, clipped to
 [-10, 10]). Slots hold the waiting jobs in arrival order; when more than ``max_slots`` wait, the
-``max_slots`` best by ATC. ``action_mask[i]`` is 1 for an occupied slot. The environment also exposes
-``action_masks()`` for sb3-contrib's MaskablePPO.
+``max_slots`` best by ATC. ``action_mask[i]`` (int8) is 1 for an occupied slot, the mask convention of
+``dcops.registry``. The environment also exposes ``action_masks()`` (the same, as bool) for sb3-contrib's
+MaskablePPO.
 
 **Actions.** The slot of the job to start now on the machine that just became free. Decision epochs with a
 single waiting job need no decision: the environment dispatches that job itself and moves on, so every step

@@ -21,7 +21,7 @@ def test_every_family_builds_with_its_overrides_and_plays_a_window(name):
         assert getattr(env.config, key) == value, key
     assert env.config.scenario == name
     _, infos = env.reset(seed=SCENARIOS[name].seeds[0])
-    assert len(env.config.team_kinds) == len(env.team_agents)
+    assert len(env.config.team_kinds) == len(env.team_ids)
     assert infos["scheduler"]["view"]["pending"], "a family whose first window has no request is no game"
     env.step({"scheduler": []})
 

@@ -160,8 +160,8 @@ def test_the_env_objects_and_the_public_view_give_the_same_record(posterior):
 
     env = parallel_env(n_windows=N_WINDOWS, cooling="rule")
     _, infos = env.reset(seed=TEST_SEEDS[3])
-    from_objects = PublicRecord(env.team_agents, env.config.window_h)
-    from_view = PublicRecord(env.team_agents, env.config.window_h)
+    from_objects = PublicRecord(env.team_ids, env.config.window_h)
+    from_view = PublicRecord(env.team_ids, env.config.window_h)
     scheduler = PriorityThresholdScheduler()
     audited = 0
     while env.agents:

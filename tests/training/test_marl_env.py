@@ -1,4 +1,4 @@
-"""The learner-facing role view of ``datacenter_ops_v0`` and the action-masking PPO module (no Ray cluster)."""
+"""The learner-facing role view of ``datacenter_ops`` and the action-masking PPO module (no Ray cluster)."""
 
 from __future__ import annotations
 
@@ -19,25 +19,34 @@ def test_scripted_scheduler_view_passes_the_pettingzoo_api_test_and_exposes_only
     parallel_api_test(env, num_cycles=6)
 
 
-def test_learner_ids_follow_the_shuffled_learner_teams_and_rewards_are_theirs():
+def test_learners_are_the_environments_own_agents_and_rewards_are_theirs():
     env = RoleEnv(team_kinds=KINDS, n_windows=3)
+    assert env.possible_agents == env.env.possible_agents == ["learner_0", "learner_1", "scheduler"]
     seen = set()
     for seed in range(6):
         _, infos = env.reset(seed=seed)
-        inner_learners = env.env.learner_ids
+        inner_learners = list(env.env.learner_team.values())
         assert [infos[f"learner_{k}"]["team"] for k in range(2)] == inner_learners
         assert all(env.env.team_kind[team] == "learner" for team in inner_learners)
         seen.add(tuple(inner_learners))
     assert len(seen) > 1  # the team ids are shuffled over the kinds, the learner names are not
+    with pytest.raises(ValueError, match="team ids are not agent names"):
+        env.step({"scheduler": np.zeros(48, dtype=np.int64), inner_learners[0]: np.zeros(12, dtype=np.int64)})
+    scripted = RoleEnv(scheduler="priority_threshold", team_kinds=KINDS, n_windows=3)
+    scripted.reset(seed=0)
+    with pytest.raises(ValueError, match="scheduler is scripted"):
+        scripted.step({"scheduler": np.zeros(48, dtype=np.int64)})
+    _, rewards, *_ = scripted.step({"learner_0": np.zeros(12, dtype=np.int64)})  # learner_1 states honestly
+    assert set(rewards) == {"learner_0", "learner_1"}
 
 
-def test_scheduler_observation_flattens_the_public_arrays_and_the_mask_matches_decision_mask():
+def test_scheduler_observation_flattens_the_public_arrays_and_keeps_the_environments_int8_mask():
     env = RoleEnv(team_kinds=KINDS, n_windows=2)
     raw, _ = env.env.reset(seed=4)
     converted = env._scheduler_obs(raw["scheduler"])
     expected = np.concatenate([np.asarray(raw["scheduler"][k], dtype=np.float32).ravel() for k in FLAT_KEYS])
     np.testing.assert_array_equal(converted["observations"], expected)
-    np.testing.assert_array_equal(converted["action_mask"], raw["scheduler"]["decision_mask"].ravel())
+    assert converted["action_mask"] is raw["scheduler"]["action_mask"] and converted["action_mask"].dtype == np.int8
     obs, _ = env.reset(seed=4)
     assert env.observation_space("scheduler").contains(obs["scheduler"])
     while env.agents:

@@ -1,47 +1,40 @@
-"""Role views of ``datacenter_ops`` for multi-agent learners (RLlib, SuperSuit + SB3).
+"""The learner-facing view of ``datacenter_ops`` for RLlib's masking module and SuperSuit.
 
-:class:`RoleEnv` is a PettingZoo ``ParallelEnv`` over :class:`dcops.env.DatacenterOpsEnv` that exposes only the
-agents whose actions matter to a learner, under names that do not change between episodes:
+:class:`RoleEnv` is a PettingZoo ``ParallelEnv`` over :class:`dcops.env.DatacenterOpsEnv`, whose agents are
+already the ones a learner needs (``learner_0`` … for the teams of kind ``"learner"``, under names that do not
+change between episodes, then ``scheduler``; ``dcops.env``, **Agents**). It does two things on top:
 
 - ``scheduler`` (when ``scheduler="learner"``): its ``Dict`` observation becomes
-  ``Dict(observations=Box(F,), action_mask=Box(S·A,))``: ``observations`` concatenates the flattened
+  ``Dict(observations=Box(F,), action_mask=Box(S·A,) int8)``, the form
+  :class:`dcops.training.marl.masking.MaskedPPOTorchRLModule` reads: ``observations`` concatenates the flattened
   ``requests``, ``request_mask``, ``cluster``, ``zones`` and ``teams`` arrays (F = 1404 with the defaults);
-  ``action_mask`` is the flattened ``decision_mask`` (S slots × A codes, row-major), which lines up with the
-  logits of the ``MultiDiscrete([A] × S)`` action (RLlib concatenates the per-slot logits in slot order), so a
-  masking module can add ``log(mask)`` to them. The action is the environment's own ``MultiDiscrete``.
-  With ``scheduler`` set to a baseline name (``dcops.agents.schedulers.BASELINES``), the scheduler is scripted
-  and not exposed: it decides from the structured public view every window.
-- ``learner_0`` … ``learner_{L-1}``: the teams whose kind is ``"learner"`` (``team_kinds``). The underlying
-  ids ``team_i`` are shuffled over the kinds every episode, so ``learner_k`` is the k-th learner team of this
-  episode (its ``team_i`` is in ``infos[learner_k]["team"]``). Spaces are the team's own ``Box(16,)`` and
-  ``MultiDiscrete([4, 4, 2] × 4)``: every learner team has the same spaces, so parameter sharing (SuperSuit)
-  needs no padding.
+  ``action_mask`` is the environment's own (one entry per logit of the ``MultiDiscrete([A] × S)`` action, slot
+  after slot: ``dcops.registry``, **Action masks**). The action is the environment's own.
+- with ``scheduler`` set to a baseline name (``dcops.agents.schedulers.BASELINES``), the scheduler is scripted
+  and not exposed: it decides from the structured public view every window (the only case that builds it).
 
-Scripted teams (cooperative, strategic, adaptive) ignore actions, so they are not agents here; the optional
-``cooling`` agent of the underlying environment is not supported (``cooling`` must be scripted).
-
-Rewards, terminations and truncations are the underlying agents'. Infos are kept small (they travel through
-RLlib's episodes): the scheduler's reward terms and, at the end, the episode score. The object pickles.
+Learners' observations, actions, rewards and infos (``infos[learner_k]["team"]`` is its team id this episode)
+are the environment's. Every learner team has the same spaces (``Box(16,)``, ``MultiDiscrete([4, 4, 2] × 4)``),
+so parameter sharing (SuperSuit) needs no padding. The optional ``cooling`` agent is not supported here
+(``cooling`` must be scripted). The scheduler's info is kept small (infos travel through RLlib's episodes): its
+reward terms and, at the end, the episode score. The object pickles.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
 from pettingzoo import ParallelEnv
 
-from dcops.env import DatacenterOpsEnv
+from dcops.env import SCHEDULER, DatacenterOpsEnv, learner_name
 
-SCHEDULER = "scheduler"
+__all__ = ["FLAT_KEYS", "SCHEDULER", "RoleEnv", "learner_name"]
+
 FLAT_KEYS = ("requests", "request_mask", "cluster", "zones", "teams")
 """Scheduler observation arrays concatenated (flattened, in this order) into ``observations``."""
-
-
-def learner_name(k: int) -> str:
-    """The stable agent id of the k-th learner team of an episode."""
-    return f"learner_{k}"
 
 
 class RoleEnv(ParallelEnv):
@@ -70,33 +63,21 @@ class RoleEnv(ParallelEnv):
                 raise ValueError(f"scheduler must be 'learner' or one of {sorted(BASELINES)}, got {scheduler!r}")
             self._scripted = BASELINES[scheduler]()
         self.env = DatacenterOpsEnv(structured_view=self._scripted is not None, **env_config)
-        kinds = self.env.config.team_kinds
-        self.n_learners = sum(kind == "learner" for kind in kinds)
-        learners = [learner_name(k) for k in range(self.n_learners)]
-        self.possible_agents = ([SCHEDULER] if self._scripted is None else []) + learners
+        self.possible_agents = [a for a in self.env.possible_agents if a != SCHEDULER or self._scripted is None]
         if not self.possible_agents:
             raise ValueError("nothing to learn: set scheduler='learner' or put 'learner' in team_kinds")
         self.agents: list[str] = []
-        inner_obs = self.env.observation_space(SCHEDULER)
-        n_flat = sum(int(np.prod(inner_obs[key].shape)) for key in FLAT_KEYS)
-        mask_shape = inner_obs["decision_mask"].shape
-        lows = np.concatenate([np.broadcast_to(inner_obs[k].low, inner_obs[k].shape).ravel() for k in FLAT_KEYS])
-        highs = np.concatenate([np.broadcast_to(inner_obs[k].high, inner_obs[k].shape).ravel() for k in FLAT_KEYS])
-        self._spaces_obs: dict[str, gym.Space] = {}
-        self._spaces_act: dict[str, gym.Space] = {}
+        self._spaces_obs = {a: self.env.observation_space(a) for a in self.possible_agents}
+        self._spaces_act = {a: self.env.action_space(a) for a in self.possible_agents}
         if self._scripted is None:
+            inner = self.env.observation_space(SCHEDULER)
+            lows = np.concatenate([np.broadcast_to(inner[k].low, inner[k].shape).ravel() for k in FLAT_KEYS])
+            highs = np.concatenate([np.broadcast_to(inner[k].high, inner[k].shape).ravel() for k in FLAT_KEYS])
             self._spaces_obs[SCHEDULER] = gym.spaces.Dict({
-                "observations": gym.spaces.Box(lows.astype(np.float32), highs.astype(np.float32), (n_flat,),
-                                               np.float32),
-                "action_mask": gym.spaces.Box(0.0, 1.0, (int(np.prod(mask_shape)),), np.float32),
+                "observations": gym.spaces.Box(lows.astype(np.float32), highs.astype(np.float32), dtype=np.float32),
+                "action_mask": inner["action_mask"],
             })
-            self._spaces_act[SCHEDULER] = self.env.action_space(SCHEDULER)
-        team_probe = self.env.team_agents[0]
-        for name in learners:
-            self._spaces_obs[name] = self.env.observation_space(team_probe)
-            self._spaces_act[name] = self.env.action_space(team_probe)
-        self._team_of: dict[str, str] = {}
-        self._infos: dict[str, Any] = {}
+        self._view: dict[str, Any] = {}
 
     def observation_space(self, agent: str) -> gym.Space:
         return self._spaces_obs[agent]
@@ -107,51 +88,43 @@ class RoleEnv(ParallelEnv):
     # ------------------------------------------------------------------ conversion
     def _scheduler_obs(self, obs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         flat = np.concatenate([np.asarray(obs[key], dtype=np.float32).ravel() for key in FLAT_KEYS])
-        return {"observations": flat, "action_mask": obs["decision_mask"].astype(np.float32).ravel()}
+        return {"observations": flat, "action_mask": obs["action_mask"]}
 
     def _convert(self, obs: dict[str, Any], infos: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-        out_obs: dict[str, Any] = {}
-        out_infos: dict[str, Any] = {}
-        sched = infos[SCHEDULER]
+        """The environment's observations and infos with the scheduler's converted (or, scripted, left out)."""
+        scheduler_obs, sched = obs[SCHEDULER], infos[SCHEDULER]
+        obs = {a: o for a, o in obs.items() if a != SCHEDULER}  # new dicts: the environment keeps its own
+        infos = {a: i for a, i in infos.items() if a != SCHEDULER}
         if self._scripted is None:
-            out_obs[SCHEDULER] = self._scheduler_obs(obs[SCHEDULER])
-            out_infos[SCHEDULER] = {"window": sched["window"], **sched.get("reward_terms", {})}
+            obs[SCHEDULER] = self._scheduler_obs(scheduler_obs)
+            infos[SCHEDULER] = {"window": sched["window"], **sched.get("reward_terms", {})}
             if "episode" in sched:
-                out_infos[SCHEDULER]["episode_score"] = sched["episode"]["score"]
-        for name, team in self._team_of.items():
-            out_obs[name] = obs[team]
-            out_infos[name] = {"team": team, "flags": len(infos[team]["flags"])}
-        return out_obs, out_infos
+                infos[SCHEDULER]["episode_score"] = sched["episode"]["score"]
+        else:
+            self._view = sched["view"]
+        return obs, infos
 
     # ------------------------------------------------------------------ API
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
         obs, infos = self.env.reset(seed=seed, options=options)
-        self._team_of = {learner_name(k): team for k, team in enumerate(self.env.learner_ids)}
-        self._infos = infos
         self.agents = list(self.possible_agents)
         return self._convert(obs, infos)
 
     def step(self, actions: dict[str, Any]):
         if not self.agents:
             raise RuntimeError("call reset() first; the episode is over")
-        inner: dict[str, Any] = {}
-        if self._scripted is None:
-            inner[SCHEDULER] = actions.get(SCHEDULER)
-        else:
-            inner[SCHEDULER] = self._scripted.decide(self._infos[SCHEDULER]["view"])
-        for name, team in self._team_of.items():
-            if name in actions:
-                inner[team] = actions[name]
-        obs, rewards, terms, truncs, infos = self.env.step(inner)
-        self._infos = infos
-        out_obs, out_infos = self._convert(obs, infos)
-        ids = ({SCHEDULER: SCHEDULER} if self._scripted is None else {}) | self._team_of
-        out_rewards = {name: float(rewards[inner_id]) for name, inner_id in ids.items()}
-        out_terms = {name: bool(terms[inner_id]) for name, inner_id in ids.items()}
-        out_truncs = {name: bool(truncs[inner_id]) for name, inner_id in ids.items()}
+        if self._scripted is not None and isinstance(actions, Mapping):
+            if SCHEDULER in actions:
+                raise ValueError(f"actions: the scheduler is scripted here ({self.scheduler_mode!r}), not an agent; "
+                                 f"this episode's agents: {self.agents}")
+            actions = {**actions, SCHEDULER: self._scripted.decide(self._view)}
+        obs, rewards, terms, truncs, infos = self.env.step(actions)
+        if self._scripted is not None:
+            rewards, terms, truncs = ({a: v for a, v in d.items() if a != SCHEDULER} for d in (rewards, terms, truncs))
         if not self.env.agents:
             self.agents = []
-        return out_obs, out_rewards, out_terms, out_truncs, out_infos
+        obs, infos = self._convert(obs, infos)
+        return obs, rewards, terms, truncs, infos
 
     def render(self) -> None:
         return None

@@ -2,8 +2,9 @@
 
 The observation must be ``Dict(observations=Box(F,), action_mask=Box(N,))`` where N is the number of logits of
 the action distribution: ``n`` for ``Discrete(n)``, ``sum(nvec)`` for ``MultiDiscrete(nvec)`` (RLlib's
-multi-categorical distribution takes the per-dimension logits concatenated in dimension order, so a row-major
-flattened ``(dims, codes)`` mask lines up with them). The module runs RLlib's default PPO encoder, policy and
+multi-categorical distribution takes the per-dimension logits concatenated in dimension order, so the flat
+int8 mask of ``dcops.registry``'s convention, dimension after dimension, lines up with them; a float mask of 0
+and 1 works too). The module runs RLlib's default PPO encoder, policy and
 value heads on ``observations`` and adds ``log(action_mask)`` (clamped to RLlib's ``FLOAT_MIN``) to the logits,
 so a masked code has probability zero in sampling, in the log-likelihoods of the PPO loss and in the entropy.
 

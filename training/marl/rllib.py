@@ -7,7 +7,7 @@ The environment is :class:`dcops.training.marl.env.RoleEnv` (the learner-facing 
 - ``scheduler``: the agent ``scheduler``. Its observation is ``Dict(observations, action_mask)`` and its action
   ``MultiDiscrete([6] × 48)``; :class:`dcops.training.marl.masking.MaskedPPOTorchRLModule` adds
   ``log(action_mask)`` to the concatenated per-slot logits, so the scheduler never samples a decision that the
-  environment's ``decision_mask`` forbids (DEFER past the horizon).
+  environment's ``action_mask`` forbids (DEFER past the horizon).
 - ``team``: shared by every learner team (``learner_0`` …), RLlib's default PPO MLP.
 
 Per iteration, ``train_marl`` prints a progress line and appends to ``metrics.csv`` and ``metrics.jsonl`` in the
