@@ -45,7 +45,7 @@ class RoleEnv(ParallelEnv):
         ``cooling="agent"`` and ``structured_view`` are refused (the view decides ``structured_view``).
     """
 
-    metadata = {"name": "datacenter_ops_v0_roles", "render_modes": [], "is_parallelizable": True}
+    metadata = {"name": "datacenter_ops_v1_roles", "render_modes": [], "is_parallelizable": True}
 
     def __init__(self, scheduler: str = "learner", **env_config: Any) -> None:
         if env_config.get("cooling") == "agent":

@@ -33,7 +33,7 @@ from typing import Any
 from dcops.training.marl.config import MarlConfig
 from dcops.training.marl.env import SCHEDULER, RoleEnv
 
-ENV_ID = "dcops_datacenter_ops_v0_roles"
+ENV_ID = "dcops_datacenter_ops_v1_roles"
 SCHEDULER_POLICY = "scheduler"
 TEAM_POLICY = "team"
 LOSS_KEYS = ("policy_loss", "vf_loss", "entropy", "mean_kl_loss", "total_loss")
