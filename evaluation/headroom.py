@@ -14,6 +14,9 @@ chiller faults), how far the planner gets and *why*, from the reward's own terms
   ``(G − L)/(G + L)`` and extra value is paid less than linearly;
 * ``loss share``: the planner's ``L / (G + L)``: losses it cannot avoid (rejections of MEDIUM and above cost
   ``ρ·v`` whoever decides) that fill the denominator without separating the schedulers;
+* ``Δ score by term``: the same difference split by the reward's terms, ``0.50·Δ throughput``, ``0.35·Δ thermal``
+  and ``0.15·Δ carbon`` (episode means of the window terms; they add up to Δ score, less the invalid-decision
+  penalty, which both keep at 0);
 * incident windows of both (each costs 0.35/n_windows of score).
 
 Seeds are :data:`SEEDS_FROM` onward, used by no family's ladder or search. ``dcops eval-cluster --headroom``
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -57,6 +61,9 @@ VARIANTS: tuple[Variant, ...] = (
             {"max_requests_per_team": 6}),
     Variant("oversubscribed_chiller", "contention and a chiller trip in every episode", "oversubscribed",
             {"chiller_trip_probability": 1.0}),
+    Variant("oversubscribed_carbon_swing", "contention and a carbon swing: San Jose in April (the grid's window "
+            "means 153–267 g/kWh over the 12 h; Phoenix in July: 572–678)", "oversubscribed",
+            {"climate": "san_jose", "start": datetime(2026, 4, 15, 6, 0)}),
 )
 """The grid (module docstring); every variant changes the scenario, never the reward's weights or formulas."""
 
@@ -69,13 +76,21 @@ def _window_sums(summary: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
             np.array([w["value_lost"] for w in windows], dtype=np.float64))
 
 
+def _term_mean(summary: dict[str, Any], term: str) -> float:
+    return float(np.mean([w[term] for w in summary["windows"]]))
+
+
 def episode_row(variant: str, seed: int, threshold: dict[str, Any], planner: dict[str, Any],
                 scale: float) -> dict[str, Any]:
     """The decomposition of one seed (module docstring) from the two episode summaries and the scale V."""
+    from dcops.cluster.reward import W_CARBON, W_THERMAL, W_THROUGHPUT
+
     g_pt, l_pt = _window_sums(threshold)
     g_tp, l_tp = _window_sums(planner)
     n = len(g_tp)
-    return {
+    by_term = {f"delta_{term}_term": weight * (_term_mean(planner, term) - _term_mean(threshold, term))
+               for term, weight in (("throughput", W_THROUGHPUT), ("thermal", W_THERMAL), ("carbon", W_CARBON))}
+    return {**by_term,
         "variant": variant, "seed": seed,
         "score_threshold": float(threshold["score"]), "score_planner": float(planner["score"]),
         "delta_score": float(planner["score"] - threshold["score"]),
@@ -135,7 +150,8 @@ def summarise(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         delta, low, high = paired_interval(planner, threshold)
         entry = {"variant": name, "seeds": len(got), "delta_score": delta, "delta_low": low, "delta_high": high}
         for key in ("score_threshold", "score_planner", "delta_net_over_v", "saturated_share", "loss_share",
-                    "incidents_threshold", "incidents_planner"):
+                    "incidents_threshold", "incidents_planner", "delta_throughput_term", "delta_thermal_term",
+                    "delta_carbon_term"):
             entry[key] = float(np.mean([r[key] for r in got]))
         entry["unsaturated_ceiling"] = 0.5 * entry["delta_net_over_v"]
         out.append(entry)
@@ -149,15 +165,17 @@ def markdown(summary: list[dict[str, Any]], command: str) -> str:
              "the planner's extra net throughput value per window over the window scale V; its half is the "
              "score difference the throughput term would pay if it never saturated (the unsaturated ceiling). "
              "Saturated = share of the planner's windows with G + L > V. Loss share = the planner's L/(G + L), "
-             "mostly rejections of MEDIUM-and-above work that no schedule can avoid.", "",
-             "| variant | lever | PT score | planner score | Δ score [95 % CI] | Δ net / V | unsaturated "
-             "ceiling | saturated | loss share | incident windows PT / planner |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "mostly rejections of MEDIUM-and-above work that no schedule can avoid. By term = Δ score split "
+             "into 0.50·Δ throughput / 0.35·Δ thermal / 0.15·Δ carbon (episode means of the window terms).", "",
+             "| variant | lever | PT score | planner score | Δ score [95 % CI] | by term: throughput / thermal / "
+             "carbon | Δ net / V | unsaturated ceiling | saturated | loss share | incident windows PT / planner |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for e in summary:
         lever = VARIANT_BY_NAME[e["variant"]].lever if e["variant"] in VARIANT_BY_NAME else "–"
         lines.append(
             f"| `{e['variant']}` | {lever} | {e['score_threshold']:+.3f} | {e['score_planner']:+.3f} | "
             f"{e['delta_score']:+.3f} [{e['delta_low']:+.3f}, {e['delta_high']:+.3f}] | "
+            f"{e['delta_throughput_term']:+.3f} / {e['delta_thermal_term']:+.3f} / {e['delta_carbon_term']:+.3f} | "
             f"{e['delta_net_over_v']:+.3f} | {e['unsaturated_ceiling']:+.3f} | {e['saturated_share']:.2f} | "
             f"{e['loss_share']:.2f} | {e['incidents_threshold']:.2f} / {e['incidents_planner']:.2f} |")
     best = max(summary, key=lambda e: e["delta_score"]) if summary else None

@@ -10,9 +10,21 @@ from dcops.evaluation import headroom
 from dcops.evaluation.cluster_report import _eval_arguments, _eval_run
 
 
-def _summary(score: float, windows: list[tuple[float, float]], incidents: int = 0) -> dict:
+def _summary(score: float, windows: list[tuple[float, float]], incidents: int = 0,
+             terms: tuple[float, float, float] = (0.0, 0.0, 0.0)) -> dict:
+    throughput, thermal, carbon = terms
     return {"score": score, "incident_windows": incidents,
-            "windows": [{"value_gained": g, "value_lost": loss} for g, loss in windows]}
+            "windows": [{"value_gained": g, "value_lost": loss, "throughput": throughput, "thermal": thermal,
+                         "carbon": carbon} for g, loss in windows]}
+
+
+def test_the_row_splits_the_score_difference_by_the_reward_weights_of_each_term():
+    threshold = _summary(0.0, [(1.0, 0.0)] * 2, terms=(0.2, -0.5, 0.1))
+    planner = _summary(0.0, [(1.0, 0.0)] * 2, terms=(0.6, 0.0, -0.1))
+    row = headroom.episode_row("x", 1, threshold, planner, scale=1.0)
+    assert row["delta_throughput_term"] == pytest.approx(0.5 * 0.4)
+    assert row["delta_thermal_term"] == pytest.approx(0.35 * 0.5)
+    assert row["delta_carbon_term"] == pytest.approx(0.15 * -0.2)
 
 
 def test_the_row_splits_the_lead_into_net_value_saturation_and_unavoidable_losses():
@@ -60,3 +72,17 @@ def test_an_unknown_variant_is_refused_naming_the_flag():
         _eval_run(parser.parse_args(["--headroom", "nope", "--seeds", "1"]))
     with pytest.raises(ValueError, match="variants"):
         headroom.run_sweep(["nope"], 1)
+
+
+def test_the_terms_add_up_to_the_score_difference_of_two_real_episodes():
+    from dcops.agents.schedulers import BASELINES
+    from dcops.evaluation.play import run_episode
+
+    env = dcops.parallel_env(scenario="oversubscribed", n_windows=3, cooling="rule")
+    first = run_episode(BASELINES["priority_threshold"](), 9000, env=env)
+    second = run_episode(BASELINES["accept_all"](), 9000, env=env)
+    row = headroom.episode_row("x", 9000, first, second, env.episode.config.throughput_scale)
+    split = row["delta_throughput_term"] + row["delta_thermal_term"] + row["delta_carbon_term"]
+    penalties = [sum(w["invalid_penalty"] for w in s["windows"]) for s in (first, second)]
+    assert penalties == [0.0, 0.0]
+    assert row["delta_score"] != 0.0 and split == pytest.approx(row["delta_score"], abs=1e-12)
