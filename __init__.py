@@ -6,6 +6,9 @@ Public API (shared by users and tests):
 - ``dcops.make_env(task_id, **config)``: a Gymnasium environment for a single-agent task.
 - ``dcops.make_vec_env(task_id, num_envs, **config)``: N episodes of a cooling task or ``cluster/operations``
   stepped together, as a Gymnasium ``VectorEnv`` (``dcops.vector_env``).
+- ``dcops.make_sb3_vec_env(task_id, num_envs, **config)``: a Stable-Baselines3 ``VecEnv`` (``DummyVecEnv`` or
+  ``SubprocVecEnv``) of any task, over ``gymnasium.make(dcops.gym_id(task_id))``, for SB3 algorithms (needs the
+  ``train`` extra).
 - ``dcops.parallel_env(**config)``: the PettingZoo ``ParallelEnv`` (``datacenter_ops``); the module
   ``dcops.datacenter_ops_v1`` gives it in PettingZoo's convention (``env()``, ``parallel_env()``, ``raw_env()``).
 - ``dcops.gym_id(task_id)``: the task's Gymnasium id; importing ``dcops`` registers every task with Gymnasium, so
@@ -23,7 +26,7 @@ from dcops.registry import gym_id, make_env, register_gymnasium, tasks
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "gym_id", "make_env", "make_vec_env", "parallel_env", "tasks"]
+__all__ = ["__version__", "gym_id", "make_env", "make_sb3_vec_env", "make_vec_env", "parallel_env", "tasks"]
 
 register_gymnasium()
 
@@ -54,3 +57,12 @@ def make_vec_env(task_id: str, num_envs: int, **config: Any):
     from dcops.vector_env import make_vec_env as _make_vec_env
 
     return _make_vec_env(task_id, num_envs, **config)
+
+
+def make_sb3_vec_env(task_id: str, num_envs: int, **config: Any):
+    """A Stable-Baselines3 ``VecEnv`` of ``num_envs`` environments of ``task_id`` (``dcops.vector_env.
+    make_sb3_vec_env``: ``seed``, ``normalized``, ``vec_env_cls``); ``config`` as for :func:`make_env`. Imports
+    stable-baselines3 (the ``train`` extra) only when called."""
+    from dcops.vector_env import make_sb3_vec_env as _make_sb3_vec_env
+
+    return _make_sb3_vec_env(task_id, num_envs, **config)

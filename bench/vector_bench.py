@@ -3,7 +3,8 @@
 Why both, in one process: the ratio (vector over single) is what batching buys on this machine whatever else
 is running; the absolute figures move with machine load. The cooling vector env batches everything, so its
 ratio grows with N; the cluster vector env batches only the plant physics of a window (the job logic stays
-per episode), so its ratio is bounded by the physics share of a window.
+per episode), so its ratio is bounded by the physics share of a window. The cluster vector env is also measured
+against gymnasium's ``SyncVectorEnv`` over the same single environments (what it would be replaced by).
 """
 
 from __future__ import annotations
@@ -33,12 +34,21 @@ def cooling_vector_rate(num_envs: int, task_id: str = COOLING_TASK, min_seconds:
     return _rate(work, min_seconds)
 
 
-def cluster_vector_rate(num_envs: int, min_seconds: float = 2.0, **config: Any) -> float:
+def cluster_vector_rate(num_envs: int, min_seconds: float = 2.0, sync: bool = False, **config: Any) -> float:
     """Scheduler windows per second (windows × episodes) of the cluster vector env, accept-all actions, no
-    structured view (what an RL loop uses)."""
+    structured view (what an RL loop uses); ``sync``: gymnasium's ``SyncVectorEnv`` over ``num_envs``
+    ``dcops.make_env("cluster/operations")`` instead (the same episodes, physics stepped one plant at a time)."""
     import dcops
 
-    env = dcops.make_vec_env("cluster/operations", num_envs, structured_view=False, **config)
+    if sync:
+        from functools import partial
+
+        from gymnasium.vector import SyncVectorEnv
+
+        factory = partial(dcops.make_env, "cluster/operations", structured_view=False, **config)
+        env = SyncVectorEnv([factory] * num_envs)
+    else:
+        env = dcops.make_vec_env("cluster/operations", num_envs, structured_view=False, **config)
     env.reset(seed=0)
     action = np.zeros((num_envs, env.single_action_space.shape[0]), dtype=np.int64)
     windows = env.envs[0].parallel.config.n_windows
@@ -62,8 +72,17 @@ def run_vector_bench(cooling_env_steps_per_s: float, cluster_windows_per_s: floa
     for n in (8, 64):
         figures[f"cooling_vector_env_steps_per_s_{n}"] = cooling_vector_rate(n)
     figures["cluster_vector_windows_per_s_16"] = cluster_vector_rate(16, cooling="ppo")
+    # The batched physics against gymnasium's SyncVectorEnv of the same 8 episodes, alternated so that both see
+    # the same machine load (best of three each).
+    batched, sync = [], []
+    for _ in range(3):
+        batched.append(cluster_vector_rate(8, min_seconds=1.0, cooling="ppo"))
+        sync.append(cluster_vector_rate(8, min_seconds=1.0, sync=True, cooling="ppo"))
+    figures["cluster_vector_windows_per_s_8"] = max(batched)
+    figures["cluster_sync_vector_windows_per_s_8"] = max(sync)
     figures["ratios"] = {
         "cooling_vector_64_over_single_env": figures["cooling_vector_env_steps_per_s_64"] / cooling_env_steps_per_s,
         "cluster_vector_16_over_single_env": figures["cluster_vector_windows_per_s_16"] / cluster_windows_per_s,
+        "cluster_vector_8_over_sync_vector_env_8": max(batched) / max(sync),
     }
     return figures

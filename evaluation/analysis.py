@@ -7,9 +7,9 @@ mismatches).
 
 **Paired comparisons**: for a scheduler S and the reference R, the differences ``d = metric(S) − metric(R)``
 over cells with the same (mix, condition, seed), so each pair saw the same jobs, weather, carbon and faults.
-The 95 % interval is a **paired bootstrap** percentile interval: resample the pairs with replacement 10,000
-times (numpy generator seeded 0) and take the 2.5 and 97.5 percentiles of the mean difference. An interval
-that excludes 0 says the difference is not seed noise.
+The 95 % interval is a **paired bootstrap** percentile interval (``scipy.stats.bootstrap``, ``method="percentile"``):
+resample the pairs with replacement 10,000 times (numpy generator seeded 0) and take the 2.5 and 97.5
+percentiles of the mean difference. An interval that excludes 0 says the difference is not seed noise.
 
 **Detection**: precision, recall and false-positive rate pooled over cells and the four detectors
 (``dcops.oversight.metrics``: per (team, window) pair); on the honest mix precision and recall are undefined
@@ -50,17 +50,19 @@ class Estimate:
 
 
 def bootstrap_mean(values: Sequence[float], resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0) -> Estimate:
-    """Mean and percentile-bootstrap 95 % interval (module docstring); NaNs are left out."""
+    """Mean and percentile-bootstrap 95 % interval (module docstring; ``scipy.stats.bootstrap``); NaNs are left
+    out. No interval below 2 values; values without spread give the mean at both ends."""
+    from scipy import stats
+
     data = np.asarray([v for v in values if not math.isnan(v)], dtype=np.float64)
     if data.size == 0:
         return Estimate(math.nan, math.nan, math.nan, 0)
     if data.size == 1:
         return Estimate(float(data[0]), math.nan, math.nan, 1)
-    rng = np.random.default_rng(seed)
-    means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
-    alpha = (1.0 - CI_LEVEL) / 2.0
-    low, high = np.quantile(means, [alpha, 1.0 - alpha])
-    return Estimate(float(data.mean()), float(low), float(high), int(data.size))
+    result = stats.bootstrap((data,), np.mean, n_resamples=resamples, method="percentile",
+                             confidence_level=CI_LEVEL, rng=np.random.default_rng(seed))
+    interval = result.confidence_interval
+    return Estimate(float(data.mean()), float(interval.low), float(interval.high), int(data.size))
 
 
 def split(

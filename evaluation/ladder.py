@@ -36,7 +36,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from scipy import stats
+
+from dcops.intervals import t_interval
 
 PUBLIC_BASELINES: tuple[str, ...] = ("priority_threshold", "earliest_deadline", "carbon_greedy")
 """The public-information baselines; the best of them on a family is the reference of the paired differences."""
@@ -202,13 +203,8 @@ def merge_rows(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dic
 
 
 def paired_interval(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
-    """Mean of ``a - b`` and its 95 % t-interval."""
-    d = a - b
-    mean = float(d.mean())
-    if len(d) < 2 or float(d.std(ddof=1)) == 0.0:
-        return mean, mean, mean
-    half = float(stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d)))
-    return mean, mean - half, mean + half
+    """Mean of ``a - b`` and its 95 % t-interval (:func:`dcops.intervals.t_interval`: NaN ends for one seed)."""
+    return t_interval(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64))
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:

@@ -1,6 +1,7 @@
 """The package's layers import only downward, and no two files import each other, at any depth.
 
-Layers, bottom to top (ARCHITECTURE.md section 1): ``physics`` → ``cluster`` → ``agents`` and ``oversight`` →
+Layers, bottom to top (ARCHITECTURE.md section 1): ``physics`` (and ``intervals``, the statistics helper) →
+``cluster`` → ``agents`` and ``oversight`` →
 the environments at the root (``env``, ``datacenter_ops_v1``, ``cooling_env``, ``cooling_env_v1``, ``registry``, ``vector_env``,
 ``models``, ``command``, ``boundary``) → ``server``, ``training``, ``evaluation``, ``bench`` and the wire-side root modules (``client``, ``runner``)
 → ``cli``. An import is read wherever it stands: at module level, under ``TYPE_CHECKING`` or inside a
@@ -21,7 +22,7 @@ ROOT = Path(dcops.__file__).resolve().parent
 _NOT_PACKAGE = {"tests", "examples", "reports", "build", "runs", ".venv", ".git"}
 
 LAYERS: dict[str, int] = {
-    "physics": 0,
+    "physics": 0, "intervals": 0,
     "cluster": 1,
     "agents": 2, "oversight": 2,
     "": 3, "env": 3, "datacenter_ops_v1": 3, "cooling_env": 3, "cooling_env_v1": 3, "registry": 3, "vector_env": 3, "models": 3, "command": 3, "boundary": 3,

@@ -107,6 +107,15 @@ def scan_object(text: str) -> ObjectScan:
     object's own punctuation is read here (repeated entry ids are kept), so that an object the token budget cut
     off (base models list entries until they run out) still yields the entries written before the break, and a
     stopping rule can see which ids are already answered.
+
+    Why not a partial-JSON library (issue #27 weighed jiter 0.19's ``from_json(partial_mode="on")``): tried in
+    this function's place it fails four of the parser's tests, because it returns a dict of what it could
+    complete and no positions, so it (1) keeps only the last of repeated entry ids (the ``duplicate`` problem
+    and "the first counts" need every entry in order), (2) counts values that were cut off as complete
+    (``"r2": {"decision": "REJ`` becomes ``"r2": {}``, ``"defer_to_window": 4`` may be the start of 45), which
+    would also stop generation early (:func:`dcops.agents.llm.backends.answer_finished`), and (3) raises on a
+    syntax error, losing the entries before it. partial-json-parser returns dicts too. So only the object's own
+    punctuation is read here and :mod:`json` decodes every key and value.
     """
     s = _strip_fence(text)
     if not s.startswith("{"):

@@ -32,6 +32,7 @@ from dcops.cluster.queue.orlib import read_orlib, summed_gap
 from dcops.cluster.queue.reference import REFERENCE_NAME, ReferenceConfig, reference_schedule
 from dcops.cluster.queue.simulator import Policy, simulate
 from dcops.cluster.queue.tuning import TuningResult, tune_parameter
+from dcops.intervals import t_interval
 
 HEURISTIC_NAMES: tuple[str, ...] = ("FIFO", "SPT", "EDD", "WSPT", "WMDD", "COVERT", "ATC")
 
@@ -68,18 +69,17 @@ def paired_difference(name_a: str, a: np.ndarray, name_b: str, b: np.ndarray) ->
     """Paired comparison of two policies on the same scenarios (t-based 95 % CI of the mean difference)."""
     diff = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
     n = len(diff)
-    mean = float(diff.mean())
+    mean, low, high = t_interval(diff)
     if n > 1 and diff.std(ddof=1) > 0:
-        half = float(stats.t.ppf(0.975, n - 1) * diff.std(ddof=1) / np.sqrt(n))
         p_value = float(stats.ttest_rel(a, b).pvalue)
     else:
-        half, p_value = 0.0, 1.0
+        p_value = 1.0
     return PairedDifference(
         name_a,
         name_b,
         mean,
-        mean - half,
-        mean + half,
+        low,
+        high,
         mean / float(np.mean(b)),
         float(np.median(diff)),
         int(np.sum(diff < 0)),

@@ -47,10 +47,47 @@ def test_shipped_configs_pass_rllib_validation_with_one_policy_per_role():
     ({"env": {"cooling": "agent"}}, "env.cooling"),
     ({"training": {"minibatch_size": 1024, "train_batch_size_per_learner": 64}}, "minibatch_size"),
     ({"env": {"scheduler": "accept_all", "team_kinds": ["cooperative", "strategic"]}}, "nothing to learn"),
+    ({"env": {"n_windows": 0}}, "env: n_windows"),
+    ({"env": 3}, "env: Input should be a valid dictionary"),
+    ({"run": {"iterations": 0}}, "run.iterations: Input should be greater than or equal to 1"),
+    ({"run": {"seed": -1}}, "run.seed"),
+    ({"training": {"num_epochs": 2.5}}, "training.num_epochs: .*fractional part"),
+    ({"training": {"gamma": 1.5}}, "training.gamma: Input should be less than or equal to 1"),
+    ({"env_runners": {"num_envs_per_env_runner": 0}}, "env_runners.num_envs_per_env_runner"),
+    ({"env_runners": {"num_env_runners": -1}}, "env_runners.num_env_runners"),
+    ({"env_runners": {"rollout_fragment_length": "later"}}, r"env_runners.rollout_fragment_length: .* or Input should be 'auto' \(got 'later'\)"),
+    ({"learners": {"num_learners": -1}}, "learners.num_learners"),
+    ({"learners": {"num_gpus": 1}}, r"learners.num_gpus: unknown field; known: \['num_cpus_per_learner'"),
+    ({"model": {"fcnet_hiddens": [64, 0]}}, "model.fcnet_hiddens: Input should be greater than or equal to 1"),
+    ({"ray": {"include_dashboard": "sometimes"}}, "ray.include_dashboard"),
 ])
 def test_bad_configs_are_refused_naming_the_field(data, field):
     with pytest.raises(ValueError, match=field):
-        MarlConfig.from_dict(data)
+        MarlConfig.from_dict(data, source="bad.yaml")
+
+
+def test_every_error_of_a_config_is_reported_at_once_under_its_source():
+    with pytest.raises(ValueError) as error:
+        MarlConfig.from_dict({"nonsense": {}, "training": {"bogus": 1, "lr": 0}}, source="bad.yaml")
+    message = str(error.value)
+    assert message.startswith("bad.yaml: ")
+    for part in ("nonsense: unknown section", "training.bogus: unknown field", "training.lr: Input should be greater"):
+        assert part in message
+
+
+def test_a_file_lists_only_what_it_changes_and_an_empty_section_keeps_the_defaults():
+    config = MarlConfig.from_dict({"env": {"n_windows": 3}, "training": None, "run": {"seed": 7}})
+    assert config.env == {"scheduler": "learner", "team_kinds": ["cooperative", "cooperative", "learner", "learner"],
+                          "n_windows": 3}
+    assert config.training == MarlConfig().training and config.run.seed == 7 and config.run.iterations == 20
+
+
+def test_overrides_assigned_after_loading_are_checked_by_revalidate():
+    config = load_config("laptop")
+    config.revalidate("laptop")
+    config.training.minibatch_size = 10_000
+    with pytest.raises(ValueError, match="laptop with overrides: training: minibatch_size"):
+        config.revalidate("laptop with overrides")
 
 
 def test_scripted_reference_returns_rank_a_careful_scheduler_above_rejecting_everything():

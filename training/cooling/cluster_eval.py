@@ -20,7 +20,6 @@ paired by (climate, seed) with a 95 % t interval.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any
@@ -101,7 +100,7 @@ def paired(rows: list[dict[str, Any]], metric: str, controller: str, reference: 
            relative: bool = False) -> dict[str, float]:
     """Mean of ``controller − reference`` over (climate, seed) pairs, with a 95 % t interval; in % of the
     reference's value when ``relative``."""
-    from scipy.stats import t
+    from dcops.intervals import t_interval
 
     ref = {(r["climate"], r["seed"]): r[metric] for r in rows if r["controller"] == reference}
     diffs = []
@@ -110,11 +109,10 @@ def paired(rows: list[dict[str, Any]], metric: str, controller: str, reference: 
         if r["controller"] == controller and key in ref:
             d = r[metric] - ref[key]
             diffs.append(100.0 * d / ref[key] if relative else d)
-    d = np.asarray(diffs, dtype=float)
-    if d.size < 2:
-        raise ValueError(f"need at least 2 paired episodes of {controller!r} and {reference!r}, got {d.size}")
-    half = float(t.ppf(0.975, d.size - 1)) * float(d.std(ddof=1)) / math.sqrt(d.size)
-    return {"mean": float(d.mean()), "low": float(d.mean() - half), "high": float(d.mean() + half), "n": int(d.size)}
+    if len(diffs) < 2:
+        raise ValueError(f"need at least 2 paired episodes of {controller!r} and {reference!r}, got {len(diffs)}")
+    mean, low, high = t_interval(diffs)
+    return {"mean": mean, "low": low, "high": high, "n": len(diffs)}
 
 
 def summary_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

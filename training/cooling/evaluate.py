@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from dcops.cooling_env import CoolingEnv, CoolingTaskSpec, controller_context
+from dcops.intervals import t_interval
 from dcops.physics.faults import ChillerTrip, Fault
 from dcops.physics.it_load import LoadProfile
 from dcops.physics.plant import PlantConfig
@@ -187,13 +187,6 @@ def evaluate(controllers: Sequence[Any], cases: Sequence[Case], seeds: Sequence[
 
 
 # ---------------------------------------------------------------------- statistics and report
-def _t_quantile_975(dof: int) -> float:
-    """Two-sided 95 % Student t quantile (scipy, a dependency)."""
-    from scipy.stats import t
-
-    return float(t.ppf(0.975, dof))
-
-
 def paired_difference(rows: list[dict[str, Any]], controller: str, reference: str) -> dict[str, Any]:
     """Cooling-energy difference of ``controller`` vs ``reference``, % of the reference's energy.
 
@@ -212,11 +205,10 @@ def paired_difference(rows: list[dict[str, Any]], controller: str, reference: st
             diffs.append(100.0 * (a - b) / b)
             totals[0] += a
             totals[1] += b
-    d = np.asarray(diffs)
-    half = _t_quantile_975(d.size - 1) * float(d.std(ddof=1)) / math.sqrt(d.size) if d.size > 1 else float("nan")
-    return {"mean_pct": float(d.mean()), "ci_low_pct": float(d.mean() - half), "ci_high_pct": float(d.mean() + half),
-            "total_pct": 100.0 * (totals[0] - totals[1]) / totals[1], "n_cases": int(d.size),
-            "cases_better": int((d < 0).sum())}
+    mean, low, high = t_interval(diffs)
+    return {"mean_pct": mean, "ci_low_pct": low, "ci_high_pct": high,
+            "total_pct": 100.0 * (totals[0] - totals[1]) / totals[1], "n_cases": len(diffs),
+            "cases_better": sum(d < 0 for d in diffs)}
 
 
 def summarise(rows: list[dict[str, Any]], controller: str, fault: str | None = None) -> dict[str, float]:

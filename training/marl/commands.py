@@ -48,7 +48,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.seed is not None:
         config.run.seed = args.seed
     try:
-        config.validate(f"--config {args.config} with overrides")
+        config.revalidate(f"--config {args.config} with overrides")
     except ValueError as error:
         print(f"train-marl: {error}")
         return 2

@@ -127,17 +127,11 @@ def plot_curve(rows: list[dict[str, Any]], path: str | Path, window: int = 10, t
 
 
 def mean_interval(values: list[float]) -> tuple[float, float, float]:
-    """Mean of the finite values and its 95 % t interval (NaN where there are fewer than 2)."""
-    from scipy import stats
+    """Mean of the finite values and its 95 % t interval (:func:`dcops.intervals.t_interval`: NaN where there
+    are fewer than 2)."""
+    from dcops.intervals import t_interval
 
-    finite = [v for v in values if not math.isnan(v)]
-    if len(finite) < 2:
-        return (finite[0] if finite else math.nan), math.nan, math.nan
-    mean = sum(finite) / len(finite)
-    if max(finite) == min(finite):
-        return mean, mean, mean
-    ci = stats.ttest_1samp(finite, 0.0).confidence_interval(0.95)
-    return mean, float(ci.low), float(ci.high)
+    return t_interval([v for v in values if not math.isnan(v)])
 
 
 def paired_section(rows: list[dict[str, Any]], paired: list[PairedStep], n: int) -> list[str]:

@@ -193,6 +193,21 @@ def test_scan_object_says_whether_the_object_closed_and_nothing_else_decides_for
     assert cut.error is not None
 
 
+def test_scan_object_keeps_what_a_partial_json_parser_would_lose():
+    """The three things a dict-returning partial-JSON parser (jiter's partial mode) gets wrong for this parser:
+    repeated ids in order, a cut-off value never counted as complete, and entries before a syntax error."""
+    repeated = scan_object('{"r1": {"decision": "REJECT"}, "r1": {"decision": "ACCEPT"}}')
+    assert repeated.entries == [("r1", {"decision": "REJECT"}), ("r1", {"decision": "ACCEPT"})]
+    for cut in ['{"r1": {"decision": "ACCEPT"}, "r2": {"decision": "REJ',
+                '{"r1": {"decision": "ACCEPT"}, "r2": {"decision": "DEFER", "defer_to_window": 4',
+                '{"r1": {"decision": "ACCEPT"}, "r2": {"decision": "ACCEPT"}', '{"r1": {"decision": "ACCEPT"}, "r2": 1']:
+        scan = scan_object(cut)
+        assert (scan.entries, scan.closed) == ([("r1", {"decision": "ACCEPT"})], False), cut
+    broken = scan_object('{"r1": {"decision": "ACCEPT"}, "r2" "ACCEPT", "r3": {"decision": "ACCEPT"}}')
+    assert (broken.entries, broken.closed) == ([("r1", {"decision": "ACCEPT"})], False)
+    assert "after 1 complete entries" in broken.error
+
+
 def test_with_nothing_pending_only_a_complete_object_is_a_well_formed_answer(view):
     idle = copy.deepcopy(view)
     idle["pending"] = []
