@@ -408,6 +408,10 @@ class ClusterOptions(_Options):
     game_version: Literal[0, 1] | None = Field(
         default=None, description="1: datacenter_ops_v1 (default, the sound game); 0: datacenter_ops_v0 (the first round's game)"
     )
+    max_requests_per_team: int | None = Field(
+        default=None, ge=1, le=8, description="most requests a team submits in one window (default 4; 1 keeps "
+                                                "windows small, e.g. for LLM training)"
+    )
 
 
 class ClusterAdapter(Adapter):
@@ -420,7 +424,8 @@ class ClusterAdapter(Adapter):
     options_model = ClusterOptions
     action_adapter = TypeAdapter(ClusterAction)
     baseline_name = "greedy-fits (accept what fits now within the power headroom, defer the rest)"
-    env_option_names = ("n_windows", "climate", "grid_region", "power_cap_kw", "faults", "cooling", "game_version")
+    env_option_names = ("n_windows", "climate", "grid_region", "power_cap_kw", "faults", "cooling", "game_version",
+                        "max_requests_per_team")
 
     def make_env(self, task: str, options: dict[str, Any]) -> gym.Env:
         config = {k: v for k, v in options.items() if k in self.env_option_names}

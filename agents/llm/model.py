@@ -12,6 +12,12 @@ hidden size of 64, randomly initialised from a config written here (no download)
 tokenizer (read from the GGUF once and cached, about a second afterwards) so prompts tokenise exactly as with
 the real model. Its output is noise; it exists to exercise generation, scoring, parsing and GRPO plumbing fast.
 
+**Any other model** (:func:`resolve_model`, :func:`load_model`): ``dcops train-scheduler --model`` also takes a
+local folder (``save_pretrained`` format) or a Hugging Face model id that is already in the local Hugging Face
+cache (``huggingface-cli download ID`` on a machine with network, or a copied cache); nothing is downloaded. A
+name that is neither is a ValueError naming ``--model``. :class:`ModelSource` says what a name resolved to (the
+folder and, for a cached id, its snapshot's commit), so a run can record it.
+
 **Device** (:func:`llm_device`): the local model runs where ``$DCOPS_LLM_DEVICE`` says (``cpu``, ``cuda``,
 ``cuda:1`` …); unset or ``auto`` means the first GPU when torch sees one, else the CPU. Float32 on either, so
 greedy answers agree across devices up to rounding (a near-tie between two tokens can still flip), which is why
@@ -26,6 +32,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -196,3 +203,92 @@ def tiny_model(seed: int = 0) -> tuple[Any, Any]:
     model = Gemma3ForCausalLM(tiny_config(len(tokenizer)))
     model.eval()
     return model, tokenizer
+
+
+MODEL_ALIASES = {
+    "gemma": "the offline Gemma 3 270M base model (load_gemma)",
+    "tiny": "a tiny randomly initialised Gemma 3 text model with the Gemma tokenizer (tiny_model; tests)",
+}
+"""The two model names that are not a folder or a Hugging Face id."""
+
+
+@dataclass(frozen=True)
+class ModelSource:
+    """What a model name (``--model``) resolved to."""
+
+    name: str
+    """The name as given: an alias of :data:`MODEL_ALIASES`, a folder or a Hugging Face model id."""
+    kind: str
+    """``"alias"``, ``"path"`` (a local folder) or ``"hf-cache"`` (a model id found in the Hugging Face cache)."""
+    location: str
+    """The folder the weights load from (for ``tiny``: none, the weights are random from ``seed``)."""
+    revision: str | None = None
+    """For ``"hf-cache"``: the commit of the cached snapshot."""
+
+
+def _looks_like_path(name: str) -> bool:
+    """A Hugging Face id is ``name`` or ``owner/name``; anything else with a path's shape is meant as a folder."""
+    return (name.startswith(("/", ".", "~")) or name.count("/") > 1 or "\\" in name
+            or Path(name).expanduser().exists())
+
+
+def resolve_model(name: str, cache_dir: str | Path | None = None) -> ModelSource:
+    """Resolve ``name`` without the network: an alias (``gemma``, ``tiny``), a local model folder, or a Hugging
+    Face model id already in the local cache (``cache_dir``, default the Hugging Face default ``$HF_HUB_CACHE``).
+    Anything else is a ValueError that names ``--model`` and says what to do."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"--model: expected a model name, got {name!r}")
+    name = name.strip()
+    if name == "gemma":
+        return ModelSource(name, "alias", str(_folder("model")))
+    if name == "tiny":
+        return ModelSource(name, "alias", "")
+    folder = Path(name).expanduser()
+    if folder.is_dir():
+        if not (folder / "config.json").is_file():
+            raise ValueError(f"--model: {name!r} is a folder without config.json (expected a model saved with "
+                             "save_pretrained)")
+        return ModelSource(name, "path", str(folder.resolve()))
+    if _looks_like_path(name):
+        raise ValueError(f"--model: {name!r} is not a model folder (no such directory)")
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import HFValidationError, LocalEntryNotFoundError
+
+    try:
+        snapshot = Path(snapshot_download(repo_id=name, local_files_only=True,
+                                          cache_dir=None if cache_dir is None else str(cache_dir)))
+    except HFValidationError as exc:
+        raise ValueError(f"--model: {name!r} is neither {', '.join(MODEL_ALIASES)}, a model folder, nor a valid "
+                         f"Hugging Face model id ({exc})") from None
+    except LocalEntryNotFoundError:
+        raise ValueError(f"--model: {name!r} is not in the local Hugging Face cache and nothing is downloaded here; "
+                         f"fetch it first (`huggingface-cli download {name}` where there is network) or pass a "
+                         f"model folder; the aliases are {', '.join(MODEL_ALIASES)}") from None
+    if not (snapshot / "config.json").is_file():
+        raise ValueError(f"--model: the cached snapshot of {name!r} ({snapshot}) has no config.json")
+    return ModelSource(name, "hf-cache", str(snapshot), snapshot.name)
+
+
+def load_model(name: str, seed: int = 0, device: str | None = None, cache_dir: str | Path | None = None
+               ) -> tuple[Any, Any, ModelSource]:
+    """The causal language model and tokenizer that ``name`` resolves to (:func:`resolve_model`), offline, float32,
+    in eval mode on :func:`llm_device`, and where they came from. ``seed`` seeds the ``tiny`` model's weights.
+    A tokenizer without a padding token gets its end-of-sequence token as one (generation pads batches)."""
+    source = resolve_model(name, cache_dir)
+    if source.name == "tiny":
+        model, tokenizer = tiny_model(seed=seed)
+        return model.to(llm_device(device)), tokenizer, source
+    if source.name == "gemma":
+        model, tokenizer = load_gemma(device=device)
+        return model, tokenizer, source
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    target = llm_device(device)
+    model = AutoModelForCausalLM.from_pretrained(source.location, local_files_only=True, dtype=torch.float32)
+    tokenizer = AutoTokenizer.from_pretrained(source.location, local_files_only=True)
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = model.to(target)
+    model.eval()
+    return model, tokenizer, source

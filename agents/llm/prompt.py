@@ -219,6 +219,12 @@ def build_prompt(view: dict[str, Any], *, few_shot: bool = True, mask: bool = Tr
     It starts with :func:`prompt_head`; the last line before ``Answer:`` lists the pending ids in order.
     ``mask=False`` shows descriptions unmasked (only to measure what the mask does).
     """
+    return prompt_head(few_shot, mask) + window_question(view, mask)
+
+
+def window_question(view: dict[str, Any], mask: bool = True) -> str:
+    """The window part of :func:`build_prompt` (everything after :func:`prompt_head`): the window and the list of
+    ids to decide, ending with ``Answer:`` and a newline. Multi-turn play (``dcops.training.scheduler.trl_env``)
+    sends it for each window after the first."""
     ids = ", ".join(r["request_id"] for r in view["pending"])
-    return (prompt_head(few_shot, mask) + "# Now\n" + render_window(view, mask)
-            + f"\nDecide every pending request: {ids}.\nAnswer:\n")
+    return "# Now\n" + render_window(view, mask) + f"\nDecide every pending request: {ids}.\nAnswer:\n"

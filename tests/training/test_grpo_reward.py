@@ -128,7 +128,14 @@ def test_reward_arguments_are_checked(states):
     with pytest.raises(ValueError, match="num_generations"):
         GRPOSchedulerConfig(num_generations=1)
     with pytest.raises(ValueError, match="model"):
-        GRPOSchedulerConfig(model="gpt")
+        GRPOSchedulerConfig(model="")
+    assert GRPOSchedulerConfig(model="Qwen/Qwen3-0.6B").model == "Qwen/Qwen3-0.6B"  # resolved when loaded
+
+
+def test_a_model_that_cannot_be_found_offline_stops_the_command_naming_the_option(tmp_path, capsys):
+    with pytest.raises(SystemExit, match="--model: .*not a model folder"):
+        main(["train-scheduler", "--model", str(tmp_path / "missing"), "--out", str(tmp_path / "run")])
+    assert not (tmp_path / "run").exists()
 
 
 def test_stop_tokens_end_the_answer_but_not_its_lines():

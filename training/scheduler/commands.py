@@ -72,7 +72,9 @@ def _json_object(text: str) -> dict:
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
     p = parser.add_argument
-    p("--model", choices=("gemma", "tiny"), default="gemma", help="real Gemma 3 270M (default) or the tiny test model")
+    p("--model", default="gemma",
+      help="gemma (the offline Gemma 3 270M, default), tiny (random test model), a local model folder or a Hugging "
+           "Face model id already in the local cache (nothing is downloaded); recorded in config.json")
     p("--out", type=Path, default=Path("runs/grpo_scheduler"), help="run folder (logs, checkpoints, adapter/)")
     p("--steps", type=int, default=100, help="optimiser steps (default 100)")
     p("--num-generations", type=int, default=4, help="completions per window state, G (default 4)")
@@ -140,6 +142,12 @@ def _run(args: argparse.Namespace) -> int:
         vllm_server_base_url=args.vllm_server_base_url,
         vllm_gpu_memory_utilization=args.vllm_gpu_memory_utilization, progress=not args.no_progress,
     )
+    from dcops.agents.llm.model import resolve_model
+
+    try:
+        resolve_model(args.model)  # a bad --model fails here, before the window states are built
+    except ValueError as exc:
+        raise SystemExit(str(exc)) from None
     record = train_grpo_scheduler(config, resume=args.resume)
     command = "dcops " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:] else ""
     png, md = write_report(args.out, args.report_dir or args.out, n=args.report_last, command=command)

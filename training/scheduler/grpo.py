@@ -59,7 +59,9 @@ class GRPOSchedulerConfig:
     """Everything a GRPO run depends on (written to ``config.json``)."""
 
     model: str = "gemma"
-    """``"gemma"`` (real Gemma 3 270M, ``dcops.agents.llm.model.load_gemma``) or ``"tiny"`` (random, tests)."""
+    """``"gemma"`` (real Gemma 3 270M, ``dcops.agents.llm.model.load_gemma``), ``"tiny"`` (random, tests), a local
+    model folder or a Hugging Face model id already in the local cache (``dcops.agents.llm.model.resolve_model``;
+    nothing is downloaded). What it resolved to is recorded in ``config.json`` as ``model_source``."""
     out: str = "runs/grpo_scheduler"
     seed: int = 0
     """Seed of torch, the LoRA initialisation, the data order and sampling."""
@@ -122,8 +124,8 @@ class GRPOSchedulerConfig:
         bad = [name for name, ok in checks.items() if not ok]
         if bad:
             raise ValueError(f"invalid GRPO setting(s): {', '.join(f'{b}={getattr(self, b)!r}' for b in bad)}")
-        if self.model not in ("gemma", "tiny"):
-            raise ValueError(f"model: expected 'gemma' or 'tiny', got {self.model!r}")
+        if not isinstance(self.model, str) or not self.model.strip():
+            raise ValueError(f"model: expected 'gemma', 'tiny', a model folder or a Hugging Face id, got {self.model!r}")
         self.train_seeds = tuple(int(s) for s in self.train_seeds)
         if self.windows is not None:
             self.windows = tuple(int(w) for w in self.windows)
@@ -135,13 +137,12 @@ class GRPOSchedulerConfig:
         return FormatTerms(self.format_bonus, self.invalid_penalty, self.max_invalid)
 
 
-def load_model(config: GRPOSchedulerConfig) -> tuple[Any, Any]:
-    """The base model and tokenizer the config names (offline)."""
-    from dcops.agents.llm.model import load_gemma, tiny_model
+def load_model(config: GRPOSchedulerConfig) -> tuple[Any, Any, Any]:
+    """The base model and tokenizer the config names (offline), and its ``ModelSource`` (what the name resolved to:
+    ``dcops.agents.llm.model.load_model``)."""
+    from dcops.agents.llm.model import load_model as load
 
-    if config.model == "tiny":
-        return tiny_model(seed=config.seed)
-    return load_gemma()
+    return load(config.model, seed=config.seed)
 
 
 def default_stop_strings() -> tuple[str, ...]:
@@ -303,7 +304,8 @@ def train_grpo_scheduler(config: GRPOSchedulerConfig, model: Any = None, tokeniz
                          ) -> dict[str, Any]:
     """Run GRPO; returns the summary also written to ``summary.json`` (module docstring lists the outputs).
 
-    ``model``/``tokenizer`` default to :func:`load_model`; pass them to reuse an already loaded model.
+    ``model``/``tokenizer`` default to :func:`load_model`; pass them to reuse an already loaded model (then
+    ``model_source`` records that the caller passed it, under the config's name).
     ``parse`` replaces ``dcops.agents.llm.parser.parse_decisions`` (another answer format, or a test's).
     """
     import torch
@@ -315,7 +317,11 @@ def train_grpo_scheduler(config: GRPOSchedulerConfig, model: Any = None, tokeniz
     started = time.monotonic()
     torch.manual_seed(config.seed)
     if model is None or tokenizer is None:
-        model, tokenizer = load_model(config)
+        model, tokenizer, source = load_model(config)
+        model_source = asdict(source)
+    else:
+        model_source = {"name": config.model, "kind": "given", "location": "passed to train_grpo_scheduler",
+                        "revision": None}
     tokenizer.padding_side = "left"
     bf16 = _cuda_available() if config.bf16 is None else config.bf16
 
@@ -332,7 +338,7 @@ def train_grpo_scheduler(config: GRPOSchedulerConfig, model: Any = None, tokeniz
     lora = LoraConfig(r=config.lora_r, lora_alpha=config.lora_alpha, lora_dropout=config.lora_dropout,
                       target_modules=list(config.lora_target_modules), task_type="CAUSAL_LM")
     record: dict[str, Any] = {
-        "config": asdict(config), "states": len(states), "states_skipped_empty": states.skipped_empty,
+        "config": asdict(config), "model_source": model_source, "states": len(states), "states_skipped_empty": states.skipped_empty,
         **prompt_stats, "extra_eos_tokens": len(extra_eos), "bf16": bf16,
         "device": "cuda" if _cuda_available() else "cpu", "torch_threads": torch.get_num_threads(),
     }

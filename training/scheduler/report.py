@@ -180,6 +180,15 @@ def _change_row(name: str, values: list[float], n: int) -> str:
             f"[{_fmt(c.ci_low)}, {_fmt(c.ci_high)}] | {verdict} |")
 
 
+def _model_line(source: dict | None) -> list[str]:
+    """The report's line on the model the run trained (``config.json``'s ``model_source``; older runs lack it)."""
+    if not source:
+        return []
+    where = f", {source['location']}" if source.get("location") else ""
+    revision = f", revision {source['revision']}" if source.get("revision") else ""
+    return [f"- model: `{source.get('name')}` ({source.get('kind')}{where}{revision})"]
+
+
 def write_markdown(run_dir: str | Path, md_path: str | Path, png_path: str | Path, n: int = 10,
                    command: str = "", paired: list[PairedStep] | None = None) -> Path:
     """The run's Markdown summary: command, config, steps, wall time, first-n vs last-n figures, the paired
@@ -210,6 +219,7 @@ def write_markdown(run_dir: str | Path, md_path: str | Path, png_path: str | Pat
         f"{(str(min(seeds)) + '–' + str(max(seeds))) if seeds else '?'} "
         f"({record.get('states_skipped_empty', '?')} empty windows skipped); prompt "
         f"{record.get('prompt_tokens_mean', math.nan):.0f} tokens on average (max {record.get('prompt_tokens_max', '?')})",
+        *_model_line(record.get("model_source")),
         "- config: " + ", ".join(f"{k}={cfg[k]}" for k in keys if k in cfg), "",
         f"First {n} vs last {n} steps (mean per step; 95 % Welch interval of the difference):", "",
         "| quantity | first | last | last − first [95 % CI] | moved? |", "|---|---|---|---|---|",
