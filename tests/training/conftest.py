@@ -14,14 +14,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -122,44 +115,13 @@ def answering_tiny():
 
 
 # ------------------------------------------------------------------------------------------------ live server
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture
-def dcops_server(tmp_path: Path) -> Iterator[str]:
-    """A real ``python -m dcops.server.app`` process on a free loopback port, its episode store and log under the
-    test's own folder and a fixed operator secret (the same public seed gives the same episode from run to run);
-    yields its URL and stops it (SIGTERM, then kill)."""
-    port = _free_port()
-    db = tmp_path / "episodes.db"
-    log = (tmp_path / "server.log").open("ab")
-    env = {**os.environ, "DCOPS_DB": str(db), "DCOPS_EPISODE_SECRET": "the training tests' operator secret"}
-    process = subprocess.Popen([sys.executable, "-m", "dcops.server.app", "--host", "127.0.0.1", "--port", str(port),
-                                "--db", str(db), "--log-level", "warning", "--workers", "0"],
-                               stdout=log, stderr=subprocess.STDOUT, env=env)
-    url = f"http://127.0.0.1:{port}"
+def dcops_server(tmp_path: Path, server_starter: Any) -> Iterator[str]:
+    """A real dcops server process on a free loopback port (the root conftest's ``server_starter``: its episode
+    store and log under the test's own folder, the tests' fixed operator secret, so the same public seed gives
+    the same episode from run to run); yields its URL and stops it."""
+    server = server_starter(tmp_path / "episodes.db", tmp_path / "server.log", ready_timeout_s=90.0)
     try:
-        deadline = time.monotonic() + 90.0
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"the server exited with {process.returncode}: "
-                                   f"{(tmp_path / 'server.log').read_text(errors='replace')[-2000:]}")
-            try:
-                with urllib.request.urlopen(url + "/health", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("the server did not answer /health within 90 s") from None
-                time.sleep(0.2)
-        yield url
+        yield server.url
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=30)
-        log.close()
+        server.stop()
