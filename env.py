@@ -29,7 +29,8 @@ set-points are when ``cooling="agent"``; a team is when its kind is ``"learner"`
 (cooperative, strategic, adaptive, injecting, detector_aware, slow_burn) decide their own requests, so they are
 not agents and an action for one (``team_2``) is refused as for any unknown agent. The team ids ``team_i`` are
 neutral and shuffled over the kinds every episode, so a learner's agent name does not follow its id:
-``learner_k`` is the k-th learner team of this episode (in team-id order), and ``infos[learner_k]`` says which
+``learner_k`` is one of this episode's learner teams (assigned in a random order, so that its index says
+nothing of where the other learners are), and ``infos[learner_k]`` says which
 ``team_i`` it is (``"team"``: the id its requests carry in the scheduler's view), the window, and the flags
 raised against that team at the end of the last window (``"flags"``); nothing says which kind any other team
 is until the episode ends. The scheduler comes last in ``possible_agents`` because
@@ -164,7 +165,7 @@ COOLING = "cooling"
 
 
 def learner_name(k: int) -> str:
-    """The agent name of the k-th learner team of an episode (module docstring, **Agents**)."""
+    """The agent name of one of an episode's learner teams (module docstring, **Agents**)."""
     return f"learner_{k}"
 
 
@@ -273,15 +274,20 @@ class DatacenterOpsEnv(ParallelEnv):
         draws fresh entropy. ``options`` is accepted for the PettingZoo API and unused. Returns (observations,
         infos) for every agent; the teams' window-0 requests are already pending."""
         cfg = self.config
-        physics_seq, fault_seq, shuffle_seq, *team_seqs = np.random.SeedSequence(seed).spawn(3 + cfg.n_teams)
+        # The learner stream is spawned last, so the streams before it are those of every earlier version.
+        physics_seq, fault_seq, shuffle_seq, *team_seqs, learner_seq = np.random.SeedSequence(seed).spawn(
+            4 + cfg.n_teams)
         self._rng = np.random.default_rng(shuffle_seq)
         kinds = [cfg.team_kinds[i] for i in self._rng.permutation(cfg.n_teams)]
         self.team_kind = dict(zip(self.team_ids, kinds, strict=True))
         self.teams = {team_id: self.team_factory(kind) for team_id, kind in self.team_kind.items()}
         for (team_id, team), child in zip(self.teams.items(), team_seqs, strict=True):
             team.reset(team_id, np.random.default_rng(child), cfg)
-        self.learner_team = dict(zip(self.learners, [t for t, k in self.team_kind.items() if k == "learner"],
-                                     strict=True))
+        # Learner names go to the learner teams in a random order of their own: in id order, a learner could
+        # tell from its own id and index where the other learners are, and so the other teams' kinds.
+        learner_teams = [t for t, k in self.team_kind.items() if k == "learner"]
+        order = np.random.default_rng(learner_seq).permutation(len(learner_teams))
+        self.learner_team = dict(zip(self.learners, [learner_teams[i] for i in order], strict=True))
         self.episode.reset(np.random.default_rng(physics_seq), np.random.default_rng(fault_seq), self.team_ids)
         self.monitor.reset(self.team_ids)
         if self.posterior is not None:

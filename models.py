@@ -30,8 +30,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, model_validator
 
-API_VERSION = "1.0.0"
-"""Version of the wire contract (the FastAPI app's version; OpenEnv's validator expects 1.x)."""
+API_VERSION = "1.1.0"
+"""Version of the wire contract (the FastAPI app's version; OpenEnv's validator expects 1.x). 1.1.0: the
+cluster observation's ``arrays`` carry ``action_mask`` ((288,) int8, slot after slot: the one mask convention
+of ``dcops.registry``) in place of 1.0.0's ``decision_mask`` ((48, 6)); ``/health`` reports ``workers``."""
 
 MAX_RATIONALE_CHARS = 2000
 """Longest rationale accepted on the wire (the placement environment keeps its first 500 characters)."""
@@ -424,7 +426,8 @@ class ClusterObservation(BaseModel):
     n_windows: int
     view: ClusterView = Field(description="the public structured view: pending requests with stated fields, "
                                           "plant, zones, carbon forecast, team statistics, flags, audits")
-    arrays: dict[str, Any] = Field(description="the Gymnasium observation (requests, masks, cluster, zones, teams)")
+    arrays: dict[str, Any] = Field(description="the Gymnasium observation (requests, request_mask, action_mask, "
+                                               "cluster, zones, teams)")
 
 
 Observation = Annotated[

@@ -61,8 +61,9 @@ VARIANTS: tuple[Variant, ...] = (
             {"max_requests_per_team": 6}),
     Variant("oversubscribed_chiller", "contention and a chiller trip in every episode", "oversubscribed",
             {"chiller_trip_probability": 1.0}),
-    Variant("oversubscribed_carbon_swing", "contention and a carbon swing: San Jose in April (the grid's window "
-            "means 153–267 g/kWh over the 12 h; Phoenix in July: 572–678)", "oversubscribed",
+    Variant("oversubscribed_carbon_swing", "contention and a carbon swing: San Jose in April (CISO's hourly means "
+            "over the episode's 06:00–18:00: 127–238 g/kWh, 1.9×; AZPS in July: 529–661, 1.25×; "
+            "physics/data/carbon_intensity_hourly_by_month.csv)", "oversubscribed",
             {"climate": "san_jose", "start": datetime(2026, 4, 15, 6, 0)}),
 )
 """The grid (module docstring); every variant changes the scenario, never the reward's weights or formulas."""

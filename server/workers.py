@@ -318,7 +318,9 @@ class RayWorkerPool(WorkerPool):
     """``n`` workers as Ray actors, so that sessions run on every machine of a Ray cluster (``dcops serve
     --workers N --ray-address auto`` on the head node; ``local`` starts a private Ray instance). The server stays
     the one front door and routes by session, as with processes. Each actor opens the episode store at the same
-    path on its own machine (a shared file system makes it one store; ``DCOPS_DB=off`` keeps none)."""
+    path on its own machine (a shared file system makes it one store; ``DCOPS_DB=off`` keeps none). Ray tells of
+    an actor's death only when a call to it fails, so a dead actor is replaced (:meth:`replace_dead`) once one of
+    its calls has failed: an actor that dies idle costs the next session placed on it one ``WORKER_GONE``."""
 
     def __init__(self, n: int, db_path: Path | None, db_sync: str, store_observations: bool, default_task: str,
                  episode_secret: bytes, address: str) -> None:

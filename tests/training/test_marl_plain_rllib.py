@@ -28,10 +28,10 @@ def test_the_recipe_wraps_datacenter_ops_v1_unmodified_and_maps_one_policy_per_r
     assert env.par_env.metadata["name"] == "datacenter_ops_v1" and not env.par_env.structured_view
     assert sorted(env.possible_agents) == ["learner_0", "learner_1", "scheduler"]
     assert [policy_for(a) for a in ("learner_0", "learner_1", "scheduler", "cooling")] == [
-        "learner", "learner", "scheduler", "cooling"]
+        "team", "team", "scheduler", "cooling"]
     config = plain_ppo_config(ENV, num_env_runners=0)
     config.validate()
-    assert set(config.policies) == {"learner", "scheduler"}
+    assert set(config.policies) == {"team", "scheduler"}
     assert plain_ppo_config(num_env_runners=0).policies.keys() == {"scheduler"}  # the defaults: no learner team
 
 
@@ -49,13 +49,13 @@ def test_one_iteration_trains_rllibs_default_modules_on_the_flattened_observatio
         assert type(module) is DefaultPPOTorchRLModule  # RLlib's own module, no masking
         flat = 48 * 26 + 48 + 288 + 20 + 4 * 7 + 4 * 15  # the Dict flattened by FlattenObservations
         assert module.observation_space.shape == (flat,)
-        assert algo.get_module("learner").observation_space.shape == (16,)
+        assert algo.get_module("team").observation_space.shape == (16,)
     finally:
         algo.stop()
     assert result["num_env_steps_sampled_lifetime"] >= 32
-    for policy in ("scheduler", "learner"):
+    for policy in ("scheduler", "team"):
         stats = result["learners"][policy]
         for key in ("policy_loss", "vf_loss", "entropy", "total_loss"):
             assert math.isfinite(float(stats[key])), (policy, key)
     returns = result["env_runners"]["module_episode_returns_mean"]
-    assert -1.10 * 2 <= returns["scheduler"] <= 0.65 * 2 and np.isfinite(returns["learner"])
+    assert -1.10 * 2 <= returns["scheduler"] <= 0.65 * 2 and np.isfinite(returns["team"])

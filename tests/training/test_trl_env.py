@@ -92,7 +92,7 @@ def test_grpo_with_environment_factory_trains_on_served_episodes(tmp_path, dcops
     logs = [row for row in trainer.state.log_history if "reward" in row]
     assert len(logs) == 1
     (log,) = logs
-    # The probe instance TRL makes first, then one more per rollout of the batch (4 in all).
+    # The probe instance TRL makes first seeds its pool, which grows to the batch's 4 concurrent rollouts.
     used = envs[:4]
     assert len(envs) == 4 and all(env.episodes_started == 1 for env in used)
     for env in used:

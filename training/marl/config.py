@@ -4,7 +4,8 @@ Two files ship in ``training/marl/configs/``: ``marl_laptop.yaml`` (local Ray, a
 ``marl_cluster.yaml`` (an existing Ray cluster, many env runners, GPU learners). ``--config laptop`` and
 ``--config cluster`` name them; any other value is a path. Every field has a default here, so a file only lists
 what it changes; an unknown section or field, a value of the wrong type or out of its range is an error that
-names it (``extra="forbid"``: no silent drop).
+names it (``extra="forbid"``: no silent drop; ``strict``: no coercion either, so ``iterations: "5"`` or
+``num_env_runners: true`` is refused, not read as 5 or 1).
 
 Sections: ``env`` (keyword arguments of :func:`dcops.parallel_env`, e.g. ``n_windows``, ``team_kinds``, plus
 ``scheduler``: ``"learner"`` or a scripted baseline name; checked by :meth:`dcops.cluster.config.ClusterConfig.
@@ -28,7 +29,7 @@ NAMED_CONFIGS = {"laptop": CONFIG_DIR / "marl_laptop.yaml", "cluster": CONFIG_DI
 class _Section(BaseModel):
     # Unknown fields are errors. Assignments (the CLI's overrides) are not checked on the spot:
     # MarlConfig.revalidate checks the whole configuration after them, cross-field rules included.
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class RaySection(_Section):
@@ -131,8 +132,13 @@ class MarlConfig(_Section):
 
     @model_validator(mode="after")
     def _env_builds_a_cluster(self) -> MarlConfig:
+        from dcops.agents.schedulers import BASELINES
         from dcops.cluster.config import ClusterConfig
 
+        scheduler = self.env.get("scheduler")
+        if scheduler != "learner" and scheduler not in BASELINES:
+            raise ValueError(f"env.scheduler: 'learner' or a scripted baseline of {sorted(BASELINES)}, "
+                             f"got {scheduler!r}")
         cluster_kwargs = {k: v for k, v in self.env.items() if k != "scheduler"}
         try:
             cluster = ClusterConfig.from_kwargs(**cluster_kwargs)

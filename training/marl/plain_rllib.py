@@ -9,7 +9,8 @@ The recipe for RLlib as it ships (new API stack), in three parts, all RLlib's:
    scheduler's ``Dict`` observation (its int8 ``action_mask`` included, as 288 more inputs) into one float
    vector; the other agents' ``Box`` observations pass through as they are.
 3. **Module**: RLlib's default PPO module (an MLP; the scheduler's ``MultiDiscrete([6] × 48)`` as one categorical
-   per slot) for each policy: ``scheduler``, ``learner`` (shared by every ``learner_k``), ``cooling``.
+   per slot) for each policy: ``scheduler``, ``team`` (shared by every ``learner_k``, as in ``dcops train-marl``),
+   ``cooling``.
 
 The default module does **not** apply the action mask: the scheduler may sample a forbidden code (DEFER past
 the horizon), which the environment penalises and replaces with the default decision
@@ -39,6 +40,9 @@ import argparse
 import time
 from typing import Any
 
+TEAM_POLICY = "team"
+"""The policy every learner team shares (the name ``dcops train-marl`` gives it too)."""
+
 ENV_ID = "dcops_datacenter_ops_v1"
 DEFAULT_ENV_CONFIG: dict[str, Any] = {"team_kinds": ["cooperative", "strategic", "learner", "learner"],
                                       "cooling": "rule"}
@@ -62,8 +66,9 @@ def flatten_observations(env: Any = None, spaces: Any = None, device: Any = None
 
 
 def policy_for(agent_id: str, *args: Any, **kwargs: Any) -> str:
-    """Policy mapping: every learner team shares ``learner``; ``scheduler`` and ``cooling`` have their own."""
-    return "learner" if agent_id.startswith("learner_") else agent_id
+    """Policy mapping: every learner team shares ``team`` (the name ``dcops train-marl`` gives it); ``scheduler``
+    and ``cooling`` have their own."""
+    return TEAM_POLICY if agent_id.startswith("learner_") else agent_id
 
 
 def plain_ppo_config(env_config: dict[str, Any] | None = None, num_env_runners: int = 2,

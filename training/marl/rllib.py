@@ -32,10 +32,10 @@ from typing import Any
 
 from dcops.training.marl.config import MarlConfig
 from dcops.training.marl.env import SCHEDULER, RoleEnv
+from dcops.training.marl.plain_rllib import TEAM_POLICY
 
 ENV_ID = "dcops_datacenter_ops_v1_roles"
 SCHEDULER_POLICY = "scheduler"
-TEAM_POLICY = "team"
 LOSS_KEYS = ("policy_loss", "vf_loss", "entropy", "mean_kl_loss", "total_loss")
 
 

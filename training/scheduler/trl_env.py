@@ -13,8 +13,9 @@ each rollout plays one episode of ``cluster/operations`` on a running dcops serv
                           environment_factory=lambda: ClusterSchedulingEnv("http://127.0.0.1:8000"))
     trainer.train()
 
-**How TRL drives it** (``trl/trainer/grpo_trainer.py``): the factory is called with no argument, once to probe
-the class and then once per concurrent rollout (instances are pooled and reused, so :meth:`reset` starts afresh);
+**How TRL drives it** (``trl/trainer/grpo_trainer.py``): the factory is called with no argument, first to probe
+the class (that instance seeds a pool) and then only while a batch needs more concurrent rollouts than the pool
+holds, so there are as many instances as concurrent rollouts, pooled and reused (:meth:`reset` starts afresh);
 before generation each rollout's instance gets ``reset(**row)`` with the dataset row's columns and the string it
 returns is appended to the row's last user message; every public method other than ``reset`` and ``get_reward``
 is offered to the model as a tool (its type hints and docstring become the JSON schema in the prompt), here only
