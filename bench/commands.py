@@ -50,14 +50,19 @@ def _run_server_scaling(args: argparse.Namespace) -> int:
     print(f"Server under load ({figures['task']}, WebSocket on loopback, episode store on, clients and server on "
           f"this {figures['cpus']}-CPU machine):")
     print("| workers | 1 client steps/s | 32 clients steps/s | scaling | step p50 / p99 ms (32) | /health p50 / p99 ms "
-          "(32) | errors |")
-    print("|---|---|---|---|---|---|---|")
+          "(32) | CPU ms per step, clients / server and workers (1 → 32) | errors |")
+    print("|---|---|---|---|---|---|---|---|")
+
+    def cpu(run: dict) -> str:
+        server = run.get("server_cpu_ms_per_step")
+        return f"{run['clients_cpu_ms_per_step']:.1f} / " + ("–" if server is None else f"{server:.1f}")
+
     for n in workers:
         row = figures[f"workers_{n}"]
         one, many = row["one_client"], row["32_clients"]
         print(f"| {n} | {one['steps_per_s']:.0f} | {many['steps_per_s']:.0f} | {row['scaling']:.2f}× | "
               f"{many['p50_ms']:.0f} / {many['p99_ms']:.0f} | {many['health_p50_ms']:.1f} / "
-              f"{many['health_p99_ms']:.1f} | {many['errors'] + one['errors']} |")
+              f"{many['health_p99_ms']:.1f} | {cpu(one)} → {cpu(many)} | {many['errors'] + one['errors']} |")
     print()
     print(json.dumps(figures, indent=2))
     if args.json:

@@ -143,15 +143,33 @@ def _start_server(db: str, port: int, workers: int = 0) -> subprocess.Popen:
     raise RuntimeError("the server did not start within 60 s")
 
 
+def process_tree_cpu_s(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` and its live descendants (its worker processes), from Linux's
+    ``/proc``; None where there is no ``/proc`` or the process is gone."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total, stack = 0.0, [pid]
+    try:
+        while stack:
+            current = stack.pop()
+            stat = Path(f"/proc/{current}/stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()  # after the command name, which may hold spaces
+            total += (int(fields[11]) + int(fields[12])) / ticks  # utime and stime, fields 14 and 15 of proc(5)
+            for task in Path(f"/proc/{current}/task").iterdir():
+                stack.extend(int(child) for child in (task / "children").read_text().split())
+    except (OSError, ValueError):
+        return None
+    return total
+
+
 @contextlib.contextmanager
-def _served(store: bool = True, workers: int = 0) -> Iterator[int]:
+def _served(store: bool = True, workers: int = 0) -> Iterator[tuple[int, int]]:
     """A real server process on a free loopback port (its episode store in a temporary folder, or none); yields
-    the port and stops the server (SIGTERM, then kill) however the block ends."""
+    its port and process id and stops the server (SIGTERM, then kill) however the block ends."""
     with tempfile.TemporaryDirectory() as folder:
         port = _free_port()
         server = _start_server(str(Path(folder) / "episodes.db") if store else "off", port, workers=workers)
         try:
-            yield port
+            yield port, server.pid
         finally:
             server.send_signal(signal.SIGTERM)
             try:
@@ -163,7 +181,7 @@ def _served(store: bool = True, workers: int = 0) -> Iterator[int]:
 def run_server_bench(single_steps: int = 2000, concurrent_clients: int = 32, steps_per_client: int = 150,
                      store: bool = True) -> dict[str, Any]:
     """All the figures of the module docstring (a real server process on a free loopback port)."""
-    with _served(store=store) as port:
+    with _served(store=store) as (port, _):
         url = f"ws://127.0.0.1:{port}"
         over_websocket(url, 1, 50)  # warm-up: imports, first environments
         one = over_websocket(url, 1, single_steps)
@@ -227,8 +245,11 @@ def _probe_health(url: str, stop: Any, latencies: list[float], errors: list[str]
         stop.wait(0.02)
 
 
-def cluster_clients(http_url: str, clients: int, steps_per_client: int) -> dict[str, Any]:
-    """``clients`` concurrent cluster sessions over WebSocket with ``/health`` probed throughout."""
+def cluster_clients(http_url: str, clients: int, steps_per_client: int, server_pid: int | None = None
+                    ) -> dict[str, Any]:
+    """``clients`` concurrent cluster sessions over WebSocket with ``/health`` probed throughout; with
+    ``server_pid``, also the CPU milliseconds per step of this (the clients') process and of the server's process
+    tree, which show where the machine's cores went."""
     import threading
 
     ws_url = "ws" + http_url[len("http"):]
@@ -244,6 +265,8 @@ def cluster_clients(http_url: str, clients: int, steps_per_client: int) -> dict[
                                for i in range(clients)))
         return time.perf_counter() - start
 
+    server_cpu = process_tree_cpu_s(server_pid) if server_pid is not None else None
+    client_cpu = time.process_time()
     prober.start()
     try:
         wall = asyncio.run(run())
@@ -251,11 +274,15 @@ def cluster_clients(http_url: str, clients: int, steps_per_client: int) -> dict[
         stop.set()
         prober.join(10)
     total = clients * steps_per_client
+    cpu = {"clients_cpu_ms_per_step": (time.process_time() - client_cpu) * 1000.0 / total}
+    server_after = process_tree_cpu_s(server_pid) if server_pid is not None else None
+    if server_cpu is not None and server_after is not None:
+        cpu["server_cpu_ms_per_step"] = (server_after - server_cpu) * 1000.0 / total
     h = np.asarray(health) * 1000.0
     return {"clients": clients, "steps": total, "steps_per_s": total / wall, **_percentiles(latencies),
             "health_p50_ms": float(np.percentile(h, 50)) if h.size else None,
             "health_p99_ms": float(np.percentile(h, 99)) if h.size else None,
-            "health_probes": int(h.size), "errors": len(errors), "first_errors": errors[:3]}
+            "health_probes": int(h.size), "errors": len(errors), "first_errors": errors[:3], **cpu}
 
 
 def run_cluster_scaling(workers: tuple[int, ...] = (0, 2), clients: int = 32, steps_per_client: int = 24,
@@ -264,11 +291,11 @@ def run_cluster_scaling(workers: tuple[int, ...] = (0, 2), clients: int = 32, st
     probed; the scaling figure is the many-client steps/s over the one-client steps/s (episode store on)."""
     results: dict[str, Any] = {"task": CLUSTER_TASK, "cpus": os.cpu_count()}
     for n in workers:
-        with _served(workers=n) as port:
+        with _served(workers=n) as (port, pid):
             url = f"http://127.0.0.1:{port}"
             cluster_clients(url, 2, 8)  # warm-up: imports, first environments in every worker
-            one = cluster_clients(url, 1, single_steps)
-            many = cluster_clients(url, clients, steps_per_client)
+            one = cluster_clients(url, 1, single_steps, server_pid=pid)
+            many = cluster_clients(url, clients, steps_per_client, server_pid=pid)
         results[f"workers_{n}"] = {"one_client": one, f"{clients}_clients": many,
                                    "scaling": many["steps_per_s"] / one["steps_per_s"]}
     return results

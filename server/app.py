@@ -696,7 +696,7 @@ def serve(args: argparse.Namespace) -> int:
     print(f"dcops server on http://{args.host}:{args.port} (console /web/, episode store: {where}, "
           f"{config.workers or 'no'} worker processes)", flush=True)
     uvicorn.run(application, host=args.host, port=args.port, log_level=args.log_level,
-                ws_max_size=config.max_body_bytes, timeout_graceful_shutdown=5)
+                ws_max_size=config.max_body_bytes, timeout_graceful_shutdown=5, ws_per_message_deflate=config.ws_compression)
     return 0
 
 
