@@ -74,6 +74,12 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+@pytest.fixture
+def unused_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now (:func:`free_port`), for a test's own server."""
+    return free_port()
+
+
 @dataclass
 class LiveServer:
     """A ``python -m dcops.server.app`` process listening on 127.0.0.1."""

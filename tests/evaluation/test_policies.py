@@ -3,7 +3,6 @@ checks."""
 
 from __future__ import annotations
 
-import socket
 import textwrap
 import threading
 import time
@@ -91,14 +90,8 @@ def test_bad_policy_names_fail_with_the_name(user_module):
         validate_scheduler("nonsense")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
-def endpoint():
+def endpoint(unused_port):
     """A FastAPI policy on 127.0.0.1: accepts requests of stated priority HIGH or CRITICAL, rejects the rest;
     it also records the views it got."""
     import uvicorn
@@ -124,7 +117,7 @@ def endpoint():
     def garbage() -> dict:
         return {"nope": 1}
 
-    port = _free_port()
+    port = unused_port
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
