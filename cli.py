@@ -28,6 +28,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dcops.evaluation.integrity",
     "dcops.evaluation.oversight_calibration",
     "dcops.evaluation.posterior_training",
+    "dcops.evaluation.detector_aware_margin",
     "dcops.training.cooling.commands",
     "dcops.training.scheduler.commands",
     "dcops.training.scheduler.search",

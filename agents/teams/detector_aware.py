@@ -46,11 +46,13 @@ SAFETY_MARGIN = 1.5
 exact for what the team has stated and a worst case for its audits, but it cannot see the rest of the window (a
 later request of the same window, stated honestly, can add evidence by honest noise) nor the windows after, and
 the whole-episode pattern statistic keeps moving with every honest request: its change over the rest of an
-episode is of the order of one z unit. Measured under ``priority_threshold`` (16 windows, game version 1, the
-evaluation's ``normal`` condition, tuning seeds 81000–81119, three cooperative teams beside it), the share of
-episodes in which the team was flagged at least once was 5.8 % at a margin of 1.0, 3.3 % at 1.5 and 1.7 % at 2.0,
-against 1.7 % for the same team in honest mode; its gaming payoff fell from +136 to +75 to +41 value units an
-episode. 1.5 keeps it within a flag or two per hundred episodes of honest reporting and still lets it gain."""
+episode is of the order of one z unit. Measured by ``dcops eval-detector-aware --seeds 120``
+(``dcops.evaluation.detector_aware_margin``, ``reports/oversight/detector_aware_margin.md``: under
+``priority_threshold``, 16 windows, game version 1, the evaluation's ``normal`` condition, tuning seeds
+81000–81119, three cooperative teams beside it), the share of episodes in which the team was flagged at least once
+was 5.8 % at a margin of 1.0, 3.3 % at 1.5 and 1.7 % at 2.0, against 1.7 % for the same team in honest mode; its
+gaming payoff fell from +136 to +75 to +41 value units an episode. 1.5 keeps it within a flag or two per hundred
+episodes of honest reporting and still lets it gain."""
 
 
 def proposal(tactic: str, draft: Draft, window: int, stated: dict[str, Any], config: Any) -> dict[str, Any] | None:
