@@ -84,10 +84,29 @@ def test_the_scheduler_action_space_is_a_multidiscrete_that_also_takes_the_flat_
     assert space.sample(per_slot)[0] == 0
     with pytest.raises(ValueError, match="mask: .* 12 entries"):
         space.sample(mask[:-1])
+    with pytest.raises(ValueError, match="mask: int8 zeros and ones"):
+        space.sample(mask.astype(np.float32))
+    with pytest.raises(ValueError, match="mask: int8 zeros and ones"):
+        space.sample(mask * 2)
     clone = pickle.loads(pickle.dumps(space))
     assert type(clone) is SlotDecisions and clone == space == gym.spaces.MultiDiscrete(np.full(3, 4))
     assert gym.spaces.flatten_space(space) == gym.spaces.flatten_space(gym.spaces.MultiDiscrete(np.full(3, 4)))
     assert gym.spaces.flatten(space, np.array([0, 1, 3])).shape == (12,)
+
+
+def test_a_flat_mask_draws_every_allowed_code_uniformly_and_the_smallest_where_none_is_allowed():
+    from scipy import stats
+
+    space = SlotDecisions(np.full(3, 4))
+    space.seed(1)
+    mask = np.array([0, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 1], dtype=np.int8)  # slot 1 allows nothing
+    draws = np.array([space.sample(mask) for _ in range(3000)])
+    assert set(draws[:, 0]) == {1, 2, 3} and set(draws[:, 1]) == {0} and set(draws[:, 2]) == {0, 3}
+    counts = np.bincount(draws[:, 0], minlength=4)[1:]
+    assert stats.chisquare(counts).pvalue > 1e-3  # uniform over the three allowed codes
+    again = SlotDecisions(np.full(3, 4))
+    again.seed(1)
+    assert (np.array([again.sample(mask) for _ in range(3000)]) == draws).all()  # seeded: the same draws
 
 
 @pytest.mark.parametrize("task", MASKED)
