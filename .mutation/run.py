@@ -57,7 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / ".mutation"
 REPORT = ROOT / "reports" / "mutation" / "README.md"
 NOTES_MARKER = "<!-- Notes: everything below this line is kept when .mutation/run.py rewrites the report. -->"
-GROUPS = ("reward", "parser", "detectors", "decisions")
+GROUPS = ("reward", "parser", "detectors", "decisions", "ledger")
 SKIPPED_ANNOTATION = "in an annotation (never evaluated under `from __future__ import annotations`)"
 
 
