@@ -11,7 +11,8 @@ after two checks that keep a broken set-up from passing for a result: the test c
 ``dcops`` from this checkout (if it imported another copy, every mutant would survive), and the test command
 passes on the unmutated code (if it failed, every mutant would count as killed). Then it writes
 ``reports/mutation/README.md`` from the session databases (``--report-only`` does only that). The sessions
-(``*.sqlite``) are not committed.
+(``*.sqlite``) are not committed, so a group without one here (not run in this checkout) keeps its table row,
+test command and section from the report as it stands: running one group rewrites only that group's figures.
 
 The operator set is cosmic-ray's core set less two families (``exclude-operators`` in every TOML), for run time:
 
@@ -57,7 +58,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / ".mutation"
 REPORT = ROOT / "reports" / "mutation" / "README.md"
 NOTES_MARKER = "<!-- Notes: everything below this line is kept when .mutation/run.py rewrites the report. -->"
-GROUPS = ("reward", "parser", "detectors", "decisions")
+GROUPS = ("reward", "parser", "detectors", "decisions", "ledger")
 SKIPPED_ANNOTATION = "in an annotation (never evaluated under `from __future__ import annotations`)"
 
 
@@ -303,12 +304,49 @@ def _git_head() -> str:
     return f"{head} (with uncommitted changes)" if dirty else head
 
 
+@dataclass
+class PreviousReport:
+    """What the report as it stands says of each group, for the groups without a session here (module docstring):
+    the table row and the section by module, the test-command line by group."""
+
+    rows: dict[str, str] = field(default_factory=dict)
+    commands: dict[str, str] = field(default_factory=dict)
+    sections: dict[str, list[str]] = field(default_factory=dict)
+
+
+def read_previous(text: str) -> PreviousReport:
+    previous = PreviousReport()
+    section: list[str] | None = None
+    for line in text.split(NOTES_MARKER, 1)[0].rstrip().splitlines():
+        if line.startswith("## "):
+            section = previous.sections.setdefault(line.split("`")[1], []) if line.startswith("## `") else None
+        if section is not None:
+            section.append(line)
+        elif line.startswith("| `"):
+            previous.rows[line.split("`")[1]] = line
+        elif line.startswith("- ") and ": `" in line and not line.startswith("- `"):
+            previous.commands[line[2:].split(":", 1)[0]] = line
+    for lines in previous.sections.values():
+        while lines and not lines[-1].strip():
+            lines.pop()
+    return previous
+
+
 def write_report(groups: list[str], out: Path) -> None:
     equivalents = load_equivalents()
-    results = [r for r in (read_group(g) for g in groups) if r is not None]
-    notes = ""
-    if out.exists() and NOTES_MARKER in out.read_text():
-        notes = out.read_text().split(NOTES_MARKER, 1)[1]
+    notes, previous = "", PreviousReport()
+    if out.exists():
+        text = out.read_text()
+        previous = read_previous(text)
+        if NOTES_MARKER in text:
+            notes = text.split(NOTES_MARKER, 1)[1]
+    results: list[GroupResult | str] = []  # a group's result, or the name of one kept from the previous report
+    for group in groups:
+        result = read_group(group)
+        if result is not None:
+            results.append(result)
+        elif _config(group)["module-path"] in previous.rows:
+            results.append(group)
     now = dt.datetime.now(dt.timezone.utc)
     lines = [
         "# Mutation testing",
@@ -335,6 +373,9 @@ def write_report(groups: list[str], out: Path) -> None:
         ".mutation/G.sqlite .mutation/G.toml`, `cosmic-ray exec .mutation/G.toml .mutation/G.sqlite` "
         "(`.mutation/run.py` explains the operators left out and the mutants skipped in annotations).",
         "",
+        "A group with no session database in this checkout keeps its row, test command and section from the "
+        "report as it was (its section dates its runs).",
+        "",
         "Kill rate = (killed + timeouts) / tested. A timeout is a mutant that made the tests run past the "
         "group's timeout (an endless loop). Equivalent: a survivor that changes no behaviour; message only: one "
         "that changes only the wording of a diagnostic message for people, which no documented rule fixes (both "
@@ -346,6 +387,9 @@ def write_report(groups: list[str], out: Path) -> None:
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in results:
+        if isinstance(r, str):
+            lines.append(previous.rows[_config(r)["module-path"]])
+            continue
         tested = r.count("killed", "timeout", "survived", "incompetent")
         if not tested:
             lines.append(f"| `{r.module}` | {len(r.mutants)} | not run | | | | | | | | | |")
@@ -362,8 +406,13 @@ def write_report(groups: list[str], out: Path) -> None:
                      f"| {equivalent} | {message} | {_percent(dead, tested)} "
                      f"| {_percent(dead, tested - equivalent - message)} | {timing} |")
     lines += ["", "Test commands (each group's `test-command`):", ""]
-    lines += [f"- {r.group}: `{r.test_command}`" for r in results]
+    lines += [previous.commands.get(r, f"- {r}: `{_config(r)['test-command']}`") if isinstance(r, str)
+              else f"- {r.group}: `{r.test_command}`" for r in results]
     for r in results:
+        if isinstance(r, str):
+            lines += [""] + previous.sections.get(_config(r)["module-path"], [f"## `{_config(r)['module-path']}`"])
+            lines += [""]
+            continue
         pending, incompetent = r.count("pending"), r.count("incompetent")
         lines += ["", f"## `{r.module}`", ""]
         if not r.count("killed", "timeout", "survived", "incompetent"):

@@ -20,8 +20,8 @@ Invalid entries, each counted once:
 - ``bad_defer``: DEFER to the current or a past window, or at/past the horizon (``n_windows``).
 - ``malformed``: an entry that is not a decision at all (missing fields, wrong types, an array of the wrong
   shape or dtype, a code outside the action space, an unknown key beside ``decisions``), and the entries of a
-  structured action past the first ``16 · pending + 1024`` (they are not read, so an endless iterable cannot hang
-  the step).
+  structured action past the first ``16 · pending + 1024``: one malformed entry says so, and they are not read
+  (but for the one that shows there are more), so an endless iterable cannot hang the step.
 - ``undecided``: a pending request with no valid decision.
 
 A pending request without a valid decision (undecided, bad DEFER or malformed slot) gets the **default**:

@@ -82,8 +82,9 @@ def test_the_scheduler_action_space_is_a_multidiscrete_that_also_takes_the_flat_
     assert all(list(space.sample(mask)) in ([0, 1, 3], [0, 2, 3]) for _ in range(20))
     per_slot = tuple(np.split(mask, 3))  # Gymnasium's own form still works
     assert space.sample(per_slot)[0] == 0
-    with pytest.raises(ValueError, match="mask: .* 12 entries"):
-        space.sample(mask[:-1])
+    for wrong in (mask[:-1], np.concatenate([mask, [1]]).astype(np.int8)):  # one entry too few, one too many
+        with pytest.raises(ValueError, match="mask: .* 12 entries"):
+            space.sample(wrong)
     with pytest.raises(ValueError, match="mask: int8 zeros and ones"):
         space.sample(mask.astype(np.float32))
     with pytest.raises(ValueError, match="mask: int8 zeros and ones"):

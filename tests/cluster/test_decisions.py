@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dcops.cluster.decisions import DecisionKind, resolve_array, resolve_structured
+from dcops.cluster.decisions import DecisionKind, max_entries, resolve_array, resolve_structured
 
 PENDING = ["r0001", "r0002", "r0003"]
 
@@ -84,6 +85,79 @@ def test_overflow_requests_get_the_default_without_penalty():
     assert batch.report.overflow == ["r0003"] and batch.report.count == 0
     assert batch.decisions["r0003"].kind is DecisionKind.DEFER
 
+
+
+def test_decision_codes_other_than_0_1_2_are_malformed_and_never_raise():
+    """``decision`` is a name or 0/1/2 (ACCEPT, REJECT, DEFER); any other integer is a malformed entry."""
+    entries = [{"request_id": "r0001", "decision": -1}, {"request_id": "r0002", "decision": np.int64(-1)},
+               {"request_id": "r0003", "decision": 3}]
+    batch = resolve_structured(entries, PENDING, window=0, n_windows=8)
+    assert len(batch.report.malformed) == 3 and batch.report.undecided == PENDING
+    assert all(d.kind is DecisionKind.DEFER and d.defer_to_window == 1 for d in batch.decisions.values())
+    batch = resolve_structured([{"request_id": "r0001", "decision": np.int64(2), "defer_to_window": np.int64(5)}],
+                               ["r0001"], window=0, n_windows=8)
+    assert batch.report.count == 0 and batch.decisions["r0001"].defer_to_window == 5
+
+
+def test_a_mapping_is_read_under_decisions_and_any_other_key_beside_it_is_one_malformed_entry():
+    entries = [{"request_id": "r0001", "decision": "ACCEPT"}]
+    clean = resolve_structured({"decisions": entries}, PENDING, window=0, n_windows=8)
+    assert clean.report.malformed == [] and clean.decisions["r0001"].kind is DecisionKind.ACCEPT
+    assert clean.report.count == 2  # the two other requests are undecided
+    for stranger in ("actions", "window"):  # a key that sorts before "decisions", and one after
+        batch = resolve_structured({stranger: [], "decisions": entries}, PENDING, window=0, n_windows=8)
+        assert len(batch.report.malformed) == 1 and stranger in batch.report.malformed[0], stranger
+        assert batch.decisions["r0001"].kind is DecisionKind.ACCEPT  # the decisions are still read
+        assert batch.report.count == 3
+
+
+def test_decisions_that_are_not_a_list_are_one_malformed_entry_and_every_request_is_undecided():
+    for entries in ("ACCEPT", b"ACCEPT", 42, {"decisions": "r0001"}):
+        batch = resolve_structured(entries, PENDING, window=0, n_windows=8)
+        assert len(batch.report.malformed) == 1, entries
+        assert batch.report.undecided == PENDING and batch.report.count == 4, entries
+
+
+def test_at_most_16_per_pending_request_plus_1024_entries_are_read():
+    """Past ``16 · pending + 1024`` entries the rest are not read (one malformed entry says so); below it every
+    entry counts. Here every entry after the first is a duplicate, so the counts show how many were read."""
+    assert (max_entries(0), max_entries(3)) == (1024, 16 * 3 + 1024)
+    limit = max_entries(len(PENDING))
+    entry = {"request_id": "r0001", "decision": "ACCEPT"}
+    full = resolve_structured([entry] * limit, PENDING, window=0, n_windows=8)
+    assert full.report.malformed == [] and len(full.report.duplicates) == limit - 1
+    over = resolve_structured([entry] * (limit + 1), PENDING, window=0, n_windows=8)
+    assert len(over.report.malformed) == 1 and len(over.report.duplicates) == limit - 1
+    assert over.decisions["r0001"].kind is DecisionKind.ACCEPT
+    pulled = itertools.count()
+    endless = (entry for _ in pulled)  # never ends: only what is read is pulled from it
+    batch = resolve_structured(endless, PENDING, window=0, n_windows=8)
+    assert len(batch.report.malformed) == 1 and len(batch.report.duplicates) == limit - 1
+    assert next(pulled) <= limit + 1  # the first ``limit`` and the one that shows there are more
+
+
+class _Unreadable:
+    """An object NumPy cannot turn into an array (its ``__array__`` refuses)."""
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("not an array")
+
+
+def test_an_array_action_numpy_cannot_read_is_one_malformed_entry_not_an_error():
+    for action in ([[0, 1], [2]], _Unreadable()):  # ragged (ValueError in NumPy), refused (TypeError)
+        batch = resolve_array(action, PENDING, [], window=0, n_windows=8, max_slots=3, max_defer=4)
+        assert len(batch.report.malformed) == 1 and batch.report.undecided == PENDING, action
+        assert batch.report.count == 1 + len(PENDING)
+
+
+def test_a_malformed_array_leaves_the_overflow_requests_unpenalised():
+    """Overflow requests (beyond the slots) are not the agent's fault, even when the array itself is malformed:
+    they get the default and are listed as overflow, not as undecided."""
+    batch = resolve_array([0, 0, 0], ["r0001", "r0002"], ["r0003"], window=0, n_windows=8, max_slots=2,
+                          max_defer=4)
+    assert batch.report.overflow == ["r0003"] and batch.report.undecided == ["r0001", "r0002"]
+    assert batch.report.count == 1 + 2
+    assert batch.decisions["r0003"].kind is DecisionKind.DEFER and batch.decisions["r0003"].defer_to_window == 1
 
 json_like = st.recursive(
     st.none() | st.booleans() | st.integers(-5, 20) | st.floats(allow_nan=True) | st.text(max_size=8),

@@ -23,7 +23,7 @@ from dcops.cluster.decisions import resolve_structured
 from dcops.cluster.episode import ClusterEpisode
 from dcops.cluster.ledger import Ledger, Status
 from dcops.cluster.requests import Priority, Request, RequestTruth, Submission
-from dcops.cluster.reward import OUTCOMES, WindowScore
+from dcops.cluster.reward import OUTCOMES, WindowScore, rejected_score
 
 STEPS = 18  # physics steps per window (defaults: 5 min steps, 1.5 h windows)
 DT_S = 300.0
@@ -224,3 +224,109 @@ def test_carbon_term_of_the_ledger_has_the_sign_of_the_carbon_saved():
         score.finalise(1658.0)
         assert score.carbon_saved_g == pytest.approx((blind_kg - actual_kg) * 1000.0)
         assert score.carbon == pytest.approx(expected, abs=1e-12)
+
+
+# ---------------------------------------------------------------------------------------------- bookkeeping
+def request(rid: str, team: str = "team_0", chargeback: float = 1.0, true_h: float = 1.0, deadline: int = 5,
+            priority: Priority = Priority.HIGH) -> Submission:
+    req = Request(rid, team, "finetune", "a job", 20.0, true_h, 8, "H100", priority, deadline, False, chargeback, 0)
+    return Submission(req, RequestTruth(priority, deadline, False, true_h))
+
+
+def apply(ledger: Ledger, window: int, entries: dict[str, tuple[str, int | None]]) -> None:
+    """Decide the ids of ``entries`` (decision, defer window) in ``window``."""
+    decisions = [{"request_id": rid, "decision": kind, "defer_to_window": target}
+                 for rid, (kind, target) in entries.items()]
+    ledger.apply(resolve_structured(decisions, list(entries), window, ledger.n_windows), window,
+                 WindowScore(window=window))
+
+
+def test_the_status_counts_follow_every_decision_in_status_order():
+    """``status_counts[team]`` holds the jobs per :class:`Status`, in its order (the learner's observation reads
+    it so: pending, deferred, queued, running, done, rejected), also for a team named only by a request."""
+    ledger = Ledger(["team_0"], budget=100.0, steps_per_window=STEPS, dt_s=DT_S, n_windows=8)
+    for rid in ("a", "b", "c"):
+        ledger.add(request(rid), window=0)
+    assert ledger.status_counts["team_0"] == [3, 0, 0, 0, 0, 0]
+    apply(ledger, 0, {"a": ("ACCEPT", None), "b": ("REJECT", None), "c": ("DEFER", 2)})
+    assert ledger.status_counts["team_0"] == [0, 1, 1, 0, 0, 1]
+    ledger.add(request("x", team="team_9"), window=0)
+    assert ledger.status_counts["team_9"] == [1, 0, 0, 0, 0, 0]
+
+
+def test_an_overdraft_is_booked_only_once_the_budget_is_debited_past_zero():
+    """Accepting debits the stated chargeback; a budget still above zero books no overdraft, one debited past it
+    books what it is short."""
+    ledger = Ledger(["team_0", "team_1"], budget=10.5, steps_per_window=STEPS, dt_s=DT_S, n_windows=8)
+    ledger.add(request("a", chargeback=10.0), window=0)
+    ledger.add(request("b", chargeback=1.0), window=1)
+    assert ledger.overdraft == {"team_0": 0.0, "team_1": 0.0}
+    apply(ledger, 0, {"a": ("ACCEPT", None)})
+    assert ledger.budget_left["team_0"] == pytest.approx(0.5) and ledger.overdraft["team_0"] == 0.0
+    apply(ledger, 1, {"b": ("ACCEPT", None)})
+    assert ledger.budget_left["team_0"] == pytest.approx(-0.5) and ledger.overdraft["team_0"] == pytest.approx(0.5)
+    assert ledger.overdraft["team_1"] == 0.0
+
+
+def test_a_version_1_resolution_audit_reveals_the_truth_the_outcome_and_its_score_once():
+    """From version 1 a rejection is an audit, that window: the true priority and runtime, the outcome, its score,
+    ``on_time`` false (it never ran), and the runtime it would have had in whole 5-min steps (at least one)."""
+    ledger = Ledger(["team_0"], budget=100.0, steps_per_window=STEPS, dt_s=DT_S, n_windows=8, game_version=1)
+    cases = {"hour": 1.0, "almost": 0.95, "minute": 1 / 60, "instant": 1e-12}  # true runtime, h
+    for rid, true_h in cases.items():
+        ledger.add(request(rid, true_h=true_h, priority=Priority.HIGH), window=0)
+    apply(ledger, 2, dict.fromkeys(cases, ("REJECT", None)))
+    audits = {a.request.request_id: a for a in ledger.take_audits()}
+    assert set(audits) == set(cases) and ledger.take_audits() == []
+    steps = {"hour": 12, "almost": 12, "minute": 1, "instant": 1}
+    for rid, audit in audits.items():
+        record = ledger.jobs[rid]
+        assert (audit.outcome, audit.on_time, audit.completed_window) == ("rejected", False, 2), rid
+        assert audit.true_priority is Priority.HIGH and audit.true_runtime_h == cases[rid]
+        assert audit.realised_runtime_h == pytest.approx(steps[rid] * DT_S / 3600.0), rid
+        assert audit.score == record.score == pytest.approx(rejected_score(record.value, record.truth))
+    ledger.add(request("left", true_h=1.0), window=7)
+    ledger.close_horizon(7, 8 * STEPS, WindowScore(window=7), lambda j, until: (0.0, 0.0))
+    (audit,) = ledger.take_audits()
+    assert (audit.request.request_id, audit.outcome, audit.on_time) == ("left", "unfinished", False)
+
+
+def test_version_0_audits_completions_with_on_time_by_the_deadline_window_and_issues_no_resolution_audits():
+    """Version 0: a job is audited when it completes, with its realised runtime and ``on_time`` true if it ended
+    by the end of its true deadline window (``exact``: on its last step) and false if later (``late``: one step
+    later, audited when it completes in the next window); the true priority is not revealed, and nothing is
+    audited at resolution."""
+    ep = episode(n_windows=4, game_version=0)
+    ep.submit([job("exact", true_h=3.0, deadline=1), job("late", true_h=37 * DT_S / 3600.0, deadline=1)])
+    decide(ep)
+    results = [ep.run_window()] + [(decide(ep), ep.run_window())[1] for _ in range(2)]
+    audits = [[(a.request.request_id, a.on_time, a.completed_window) for a in r.audits] for r in results]
+    assert audits == [[], [("exact", True, 1)], [("late", False, 2)]]
+    assert all(a.true_priority is None and a.outcome is None for r in results for a in r.audits)
+    runtimes = {a.request.request_id: a.realised_runtime_h for r in results for a in r.audits}
+    assert runtimes == pytest.approx({"exact": 3.0, "late": 37 * DT_S / 3600.0})  # the true runtime, realised
+    assert ep.ledger.jobs["late"].outcome == "missed" and ep.ledger.take_audits() == []
+
+
+def test_version_1_completions_return_no_completion_audits():
+    """``finish_window`` returns the version 0 completion audits only: in version 1 a job's audit is its
+    resolution's (``take_audits``)."""
+    ep = episode(n_windows=3, game_version=1)
+    returned: list = []
+    finish_window = ep.ledger.finish_window
+    ep.ledger.finish_window = lambda *args: returned.append(finish_window(*args)) or returned[-1]
+    ep.submit([job("a", true_h=1.0, deadline=2)])
+    decide(ep)
+    result = ep.run_window()
+    assert [a.request.request_id for a in result.audits] == ["a"] and result.audits[0].outcome == "on_time"
+    assert returned == [[]]
+
+
+def test_committed_job_kw_is_the_power_of_the_jobs_running_and_of_those_admitted_and_waiting():
+    ep = episode()
+    ep.submit([job("runs", true_h=3.0, deadline=3, gpus=8, kw=20.0),
+               job("waits", true_h=3.0, deadline=3, gpus=128, kw=50.0)])  # 128 H100 fit no zone of 96
+    decide(ep)
+    ep.run_window()
+    assert ep.ledger.running == ["runs"] and ep.ledger.queue == ["waits"]
+    assert ep.ledger.committed_job_kw() == pytest.approx(20.0 + 50.0)
