@@ -95,21 +95,6 @@ def test_the_scheduler_action_space_is_a_multidiscrete_that_also_takes_the_flat_
     assert gym.spaces.flatten(space, np.array([0, 1, 3])).shape == (12,)
 
 
-def test_a_flat_mask_draws_every_allowed_code_uniformly_and_the_smallest_where_none_is_allowed():
-    from scipy import stats
-
-    space = SlotDecisions(np.full(3, 4))
-    space.seed(1)
-    mask = np.array([0, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 1], dtype=np.int8)  # slot 1 allows nothing
-    draws = np.array([space.sample(mask) for _ in range(3000)])
-    assert set(draws[:, 0]) == {1, 2, 3} and set(draws[:, 1]) == {0} and set(draws[:, 2]) == {0, 3}
-    counts = np.bincount(draws[:, 0], minlength=4)[1:]
-    assert stats.chisquare(counts).pvalue > 1e-3  # uniform over the three allowed codes
-    again = SlotDecisions(np.full(3, 4))
-    again.seed(1)
-    assert (np.array([again.sample(mask) for _ in range(3000)]) == draws).all()  # seeded: the same draws
-
-
 @pytest.mark.parametrize("task", MASKED)
 def test_action_masks_is_the_published_mask_in_maskable_ppos_form(task):
     env = dcops.make_env(task)

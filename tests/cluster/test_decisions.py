@@ -6,10 +6,17 @@ import itertools
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dcops.cluster.decisions import DecisionKind, max_entries, resolve_array, resolve_structured
+from dcops.cluster.decisions import (
+    DecisionKind,
+    SlotDecisions,
+    max_entries,
+    resolve_array,
+    resolve_structured,
+)
 
 PENDING = ["r0001", "r0002", "r0003"]
 
@@ -291,3 +298,68 @@ def test_the_property_strategies_mostly_make_real_decisions():
     assert share_deciding(structured_entries, lambda e: resolve_structured(e, PENDING, 2, N_WINDOWS)) > 0.6
     assert share_deciding(array_codes, lambda c: resolve_array(c, PENDING, [], 2, N_WINDOWS, MAX_SLOTS,
                                                                MAX_DEFER)) > 0.5
+
+
+def test_a_flat_mask_draws_every_allowed_code_uniformly_and_the_smallest_where_none_is_allowed():
+    from scipy import stats
+
+    space = SlotDecisions(np.full(3, 4))
+    space.seed(1)
+    mask = np.array([0, 1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 1], dtype=np.int8)  # slot 1 allows nothing
+    draws = np.array([space.sample(mask) for _ in range(3000)])
+    assert set(draws[:, 0]) == {1, 2, 3} and set(draws[:, 1]) == {0} and set(draws[:, 2]) == {0, 3}
+    counts = np.bincount(draws[:, 0], minlength=4)[1:]
+    assert stats.chisquare(counts).pvalue > 1e-3  # uniform over the three allowed codes
+    again = SlotDecisions(np.full(3, 4))
+    again.seed(1)
+    assert (np.array([again.sample(mask) for _ in range(3000)]) == draws).all()  # seeded: the same draws
+
+
+def test_a_flat_mask_draw_is_the_largest_of_uniform_draws_over_the_allowed_codes():
+    """The documented draw, recomputed from the space's own seeded generator (Gymnasium seeds it with
+    ``np.random.default_rng(seed)``): one uniform draw per code, the disallowed ones set below every draw."""
+    space = SlotDecisions(np.full(4, 3))
+    mask = np.array([1, 1, 1, 0, 1, 1, 1, 0, 1, 0, 0, 0], dtype=np.int8)
+    space.seed(3)
+    got = [space.sample(mask) for _ in range(5)]
+    rng = np.random.default_rng(3)
+    for codes in got:
+        draws = rng.random((4, 3))
+        draws[mask.reshape(4, 3) == 0] = -1.0
+        expected = draws.argmax(axis=1)
+        expected[3] = 0  # no code allowed: the smallest
+        assert list(codes) == list(expected)
+
+
+def test_a_flat_mask_counts_from_the_space_start_and_works_for_one_slot():
+    space = SlotDecisions(np.full(2, 3), start=np.array([10, 20]))
+    space.seed(0)
+    assert {tuple(space.sample(np.array([0, 0, 1, 0, 1, 0], dtype=np.int8))) for _ in range(20)} == {(12, 21)}
+    single = SlotDecisions(np.array([4]))
+    single.seed(0)
+    assert {int(single.sample(np.array([0, 1, 0, 1], dtype=np.int8))[0]) for _ in range(50)} == {1, 3}
+
+
+@pytest.mark.parametrize("nvec", [[2, 3, 3], [3, 3, 2], [3, 2, 3]])
+def test_unequal_dimensions_split_the_flat_mask_per_dimension(nvec):
+    space = SlotDecisions(np.array(nvec))
+    space.seed(0)
+    mask = np.concatenate([np.eye(n, dtype=np.int8)[-1] for n in nvec])  # only each dimension's last code
+    assert all(list(space.sample(mask)) == [n - 1 for n in nvec] for _ in range(10))
+
+
+def test_a_flat_mask_must_be_int8_zeros_and_ones_and_not_come_with_a_probability():
+    space = SlotDecisions(np.full(2, 2))
+    mask = np.array([1, 0, 0, 1], dtype=np.int8)
+    for wrong in (mask.astype(bool), mask.astype(np.int64), mask * 3):
+        with pytest.raises(ValueError, match="mask: int8 zeros and ones"):
+            space.sample(wrong)
+    with pytest.raises(ValueError, match="Only one of"):  # Gymnasium's rule: a mask or a probability, not both
+        space.sample(mask, probability=tuple(np.full((2, 2), 0.5)))
+
+
+def test_an_array_code_past_the_last_defer_is_malformed():
+    """Codes are 0 ACCEPT, 1 REJECT and 1 + k DEFER by k ≤ max_defer: 2 + max_defer is outside the space."""
+    for code, malformed in ((5, 0), (6, 1)):
+        batch = resolve_array(np.array([code, 1, 1]), PENDING, [], window=0, n_windows=8, max_slots=3, max_defer=4)
+        assert len(batch.report.malformed) == malformed, code
