@@ -36,7 +36,6 @@ MARGINS = (1.0, 1.5, 2.0)
 """The margins compared by default (z units)."""
 TEAM_KINDS = ("cooperative", "cooperative", "cooperative", "detector_aware")
 N_WINDOWS = 16
-COMPLETED = ("on_time", "unfinished")
 
 
 def play_seed(margin: float | None, seed: int, n_windows: int = N_WINDOWS) -> dict[str, Any]:
@@ -51,6 +50,7 @@ def play_seed(margin: float | None, seed: int, n_windows: int = N_WINDOWS) -> di
     from dcops.agents.teams.factory import honest_twin_factory
     from dcops.evaluation.matrix import env_config
     from dcops.evaluation.play import run_episode
+    from dcops.evaluation.runner import COMPLETED
 
     def make(kind: str) -> Any:
         return DetectorAwareTeam(safety_margin=margin) if kind == "detector_aware" and margin is not None \
