@@ -21,7 +21,12 @@ from numpy.typing import NDArray
 
 from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
 from dcops.physics.faults import FaultTimeline
-from dcops.physics.interface import CHW_SETPOINT_RANGE_C, FAN_SPEED_RANGE, decode_setpoints
+from dcops.physics.interface import (
+    CHW_SETPOINT_RANGE_C,
+    FAN_SPEED_RANGE,
+    decode_setpoint_values,
+    decode_setpoints,
+)
 from dcops.physics.plant import PlantConfig, PlantControl, PlantState
 
 _MIN_FAN_32 = float(np.float32(FAN_SPEED_RANGE[0]))
@@ -39,6 +44,10 @@ class PlantView(Protocol):
 
     def telemetry(self, k: int, it_row: NDArray[np.float64]) -> NDArray[np.float32]:
         """The cooling telemetry vector before global step ``k`` with the load ``it_row`` (kW per zone)."""
+        ...
+
+    def telemetry_values(self, k: int, it_row: NDArray[np.float64]) -> list[float]:
+        """:meth:`telemetry` as Python floats (the float32 values of the vector)."""
         ...
 
     def reported_chw_c(self, k: int, state: PlantState) -> float:
@@ -66,6 +75,9 @@ class TelemetryController:
         self.controller = controller
         self.context = context
         self.name = getattr(controller, "name", type(controller).__name__)
+        # A controller that can act on Python floats (``act_values``: the telemetry's float32 values in, the
+        # set-points' out; the PPO controller) is stepped without building either vector, to the same bits.
+        self._act_values = getattr(controller, "act_values", None)
 
     def reset(self, episode: PlantView) -> None:
         self.episode = episode
@@ -76,8 +88,12 @@ class TelemetryController:
         self._first = first_step
 
     def control(self, i: int, state: PlantState) -> PlantControl:
-        telemetry = self.episode.telemetry(self._first + i, self._it[i])
-        return decode_setpoints(self.controller.act(telemetry), self.episode.plant.n_zones)
+        episode = self.episode
+        if self._act_values is not None:
+            values = self._act_values(episode.telemetry_values(self._first + i, self._it[i]))
+            return decode_setpoint_values(values, episode.plant.n_zones)
+        telemetry = episode.telemetry(self._first + i, self._it[i])
+        return decode_setpoints(self.controller.act(telemetry), episode.plant.n_zones)
 
 
 class RuleFastPath:

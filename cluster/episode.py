@@ -254,7 +254,11 @@ class ClusterEpisode:
 
     def telemetry(self, k: int, it_row: NDArray[np.float64]) -> NDArray[np.float32]:
         """The cooling telemetry vector before step k (``dcops.physics.interface`` layout), as the cooling
-        tasks build it: reported values, the load about to run, the last step's plant figures.
+        tasks build it: reported values, the load about to run, the last step's plant figures."""
+        return np.array(self.telemetry_values(k, it_row), dtype=np.float32)
+
+    def telemetry_values(self, k: int, it_row: NDArray[np.float64]) -> list[float]:
+        """:meth:`telemetry` as Python floats (each the float32 of the vector, exactly).
 
         Assembled in Python floats (a telemetry-reading controller asks for it every physics step): the same
         operations as ``SensorErrors.report`` and ``build_telemetry`` on arrays, so the same float32 values."""
@@ -281,7 +285,7 @@ class ClusterEpisode:
             k / self.n_steps, cooling_kw / plant.design_it_kw, pue,
         )
         vector = np.array(values)
-        return np.minimum(np.maximum(vector, self._tel_low), self._tel_high).astype(np.float32)
+        return np.minimum(np.maximum(vector, self._tel_low), self._tel_high).astype(np.float32).tolist()
 
     # ------------------------------------------------------------------ a window
     def submit(self, submissions: list[Submission]) -> None:

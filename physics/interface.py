@@ -16,6 +16,7 @@ Telemetry vector, length 5·Z + 11: for each zone ``inlet_c, return_c, load_frac
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -85,6 +86,32 @@ def decode_setpoints(action: Any, n_zones: int) -> PlantControl:
         chw_setpoint_c=np.asarray(a[2 * n_zones]),
         economiser_on=np.asarray(a[2 * n_zones + 1]),
     )
+
+
+def decode_setpoint_values(values: list[float], n_zones: int) -> PlantControl:
+    """:func:`decode_setpoints` for a set-point vector given as Python floats (a controller's
+    ``act_values``): the same checks, clip and :class:`PlantControl`, without numpy's per-call cost on a vector
+    of a few values (the cluster episode decodes one every physics step).
+
+    :raises ValueError: as :func:`decode_setpoints` (it builds the message).
+    """
+    if len(values) != 2 * n_zones + 2 or not math.isfinite(sum(values)):
+        return decode_setpoints(values, n_zones)  # raises, naming the field (or decodes a finite overflow)
+    low, high = _setpoint_bound_lists(n_zones)
+    # np.minimum(np.maximum(v, low), high) for finite values (conditional expressions: no call per value).
+    clipped = [lo if v < lo else (hi if v > hi else v) for v, lo, hi in zip(values, low, high, strict=True)]
+    return PlantControl(
+        fan_speed=np.array(clipped[:n_zones]),
+        supply_setpoint_c=np.array(clipped[n_zones : 2 * n_zones]),
+        chw_setpoint_c=np.asarray(clipped[2 * n_zones]),
+        economiser_on=np.asarray(clipped[2 * n_zones + 1]),
+    )
+
+
+@cache
+def _setpoint_bound_lists(n_zones: int) -> tuple[list[float], list[float]]:
+    low, high = setpoint_bounds(n_zones)
+    return low.tolist(), high.tolist()
 
 
 def encode_setpoints(

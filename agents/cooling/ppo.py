@@ -37,6 +37,7 @@ context with another control interval raises ``ValueError``.
 from __future__ import annotations
 
 import json
+from array import array
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -48,7 +49,14 @@ from numpy.typing import NDArray
 
 from dcops.agents.cooling.base import ControllerContext
 from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
-from dcops.physics.interface import CHW_SETPOINT_RANGE_C, FAN_SPEED_RANGE, Telemetry, zone_sum
+from dcops.physics.interface import (
+    CHW_SETPOINT_RANGE_C,
+    FAN_SPEED_RANGE,
+    PLANT_FIELDS,
+    ZONE_FIELDS,
+    Telemetry,
+    zone_sum,
+)
 
 FEATURE_NAMES: tuple[str, ...] = (
     "inlet_max_c", "inlet_mean_c", "inlet_min_c", "return_max_c", "return_mean_c", "supply_mean_c",
@@ -114,10 +122,11 @@ class SupervisoryActionMap:
         return min(max(supply_c - context.coil_approach_k - chw_margin_k, CHW_SETPOINT_RANGE_C[0]),
                    CHW_SETPOINT_RANGE_C[1])
 
-    def airflow_margin(self, supply_c: float, inlet_target_c: float, telemetry: Telemetry,
+    def airflow_margin(self, supply_c: float, inlet_target_c: float, chw_supply_c: float,
                        context: ControllerContext) -> float:
-        """Airflow as a multiple of the servers' draw that puts the inlets at ``inlet_target_c`` (class doc)."""
-        supply_air_c = max(supply_c, telemetry.chw_supply_c + context.coil_approach_k)
+        """Airflow as a multiple of the servers' draw that puts the inlets at ``inlet_target_c`` (class doc), with
+        the reported chilled-water supply ``chw_supply_c`` (°C)."""
+        supply_air_c = max(supply_c, chw_supply_c + context.coil_approach_k)
         rise_k = context.server_delta_t_k
         # The gap may go negative down to where the margin reaches its maximum (−4 K for 12 K and 1.5 ×).
         gap_k = max(inlet_target_c - supply_air_c, rise_k / self.margin_range[1] - rise_k)
@@ -147,21 +156,31 @@ class ZoneAirflowTrim:
     max_trim: float = 1.5
 
     def reset(self, n_zones: int) -> None:
-        self.trim = np.zeros(n_zones)
+        self._trims = [0.0] * n_zones
         self.trim_max = 0.0
 
+    @property
+    def trim(self) -> NDArray[np.float64]:
+        """Each zone's current trim (Z,)."""
+        return np.array(self._trims)
+
     def update(self, inlet_reported_c: NDArray[np.float64], target_c: float) -> NDArray[np.float64]:
-        # Zone by zone in Python floats: the same operations as the array form
-        # ``clip(trim + gain · (inlet − target − deadband), 0, max_trim)``, without numpy's per-call cost.
+        """Advance the trims one control step on the zones' reported inlets (°C); return them (Z,)."""
+        self.update_values(inlet_reported_c.tolist(), target_c)
+        return self.trim
+
+    def update_values(self, inlet_reported_c: list[float], target_c: float) -> list[float]:
+        """:meth:`update` on Python floats: zone by zone, the same operations as the array form
+        ``clip(trim + gain · (inlet − target − deadband), 0, max_trim)``, without numpy's per-call cost."""
         gain, deadband, top = self.gain_per_k, self.deadband_k, self.max_trim
         trims = []
-        for trim, inlet in zip(self.trim.tolist(), inlet_reported_c.tolist(), strict=True):
+        for trim, inlet in zip(self._trims, inlet_reported_c, strict=True):
             value = trim + gain * (inlet - target_c - deadband)
             value = value if value >= 0.0 else 0.0
             trims.append(value if value <= top else top)
-        self.trim = np.array(trims)
+        self._trims = trims
         self.trim_max = max(trims)
-        return self.trim
+        return trims
 
 
 class SupervisoryLayer:
@@ -183,22 +202,28 @@ class SupervisoryLayer:
 
     def setpoints(self, action: NDArray[np.floating], telemetry: Telemetry) -> NDArray[np.float32]:
         """The plant set-point vector (``dcops.physics.interface`` layout) for a normalised action."""
+        return np.array(self.setpoint_values(action, telemetry.inlet_c.tolist(), telemetry.load_fraction.tolist(),
+                                             telemetry.chw_supply_c), dtype=np.float32)
+
+    def setpoint_values(self, action: NDArray[np.floating], inlet_c: list[float], load_fraction: list[float],
+                        chw_supply_c: float) -> list[float]:
+        """:meth:`setpoints` from the reported zone inlets (°C), load fractions and chilled-water supply (°C) as
+        Python floats; the set-points in float64, before the float32 of the vector."""
         context = self.context
         supply_c, inlet_target_c, chw_margin_k = self.action_map.physical(action)
         chw_c = self.action_map.chw_setpoint_c(supply_c, chw_margin_k, context)
-        margin = self.action_map.airflow_margin(supply_c, inlet_target_c, telemetry, context)
-        trim = self.trim.update(telemetry.inlet_c, inlet_target_c)
+        margin = self.action_map.airflow_margin(supply_c, inlet_target_c, chw_supply_c, context)
+        trim = self.trim.update_values(inlet_c, inlet_target_c)
         # ControllerContext.matched_fan_speed with margin·(1 + trim) per zone, clipped to the fan range, in the
         # same operations zone by zone (Python floats: a few zones do not pay for numpy calls).
         low, high = FAN_SPEED_RANGE
         per_kw = CP_AIR_KJ_PER_KG_K * context.server_delta_t_k
         fans = []
-        for load, design, max_air, t in zip(telemetry.load_fraction.tolist(), self._design, self._max_air,
-                                            trim.tolist(), strict=True):
+        for load, design, max_air, t in zip(load_fraction, self._design, self._max_air, trim, strict=True):
             fan = margin * (1.0 + t) * (load * design / per_kw) / max_air
             fan = fan if fan >= low else low
             fans.append(fan if fan <= high else high)
-        return np.array([*fans, *([supply_c] * context.n_zones), chw_c, 1.0], dtype=np.float32)
+        return [*fans, *([supply_c] * context.n_zones), chw_c, 1.0]
 
 
 class FeatureBuilder:
@@ -216,27 +241,35 @@ class FeatureBuilder:
 
     def __call__(self, telemetry: Telemetry, previous_action: NDArray[np.floating], airflow_trim_max: float = 0.0
                  ) -> NDArray[np.float64]:
-        # Reductions over zones in Python floats, summed in numpy's order (zone_sum): the same values as the
-        # array reductions, without a numpy call per feature.
         t = telemetry
-        inlet, ret = t.inlet_c.tolist(), t.return_c.tolist()
-        supply, load = t.supply_c.tolist(), t.load_fraction.tolist()
+        plant = [t.chw_supply_c, t.chillers_available, t.economiser_fraction, t.dry_bulb_c, t.wet_bulb_c,
+                 t.carbon_kg_per_kwh, t.hour_sin, t.hour_cos, t.progress, t.cooling_over_design_it, t.pue]
+        return np.array(self.values(t.inlet_c.tolist(), t.return_c.tolist(), t.load_fraction.tolist(),
+                                    t.fan_speed.tolist(), t.supply_c.tolist(), plant, previous_action,
+                                    airflow_trim_max))
+
+    def values(self, inlet: list[float], ret: list[float], load: list[float], fan: list[float],
+               supply: list[float], plant: list[float], previous_action: NDArray[np.floating],
+               airflow_trim_max: float = 0.0) -> list[float]:
+        """The features as Python floats from the telemetry's zone fields (Z each) and its plant fields (in
+        ``dcops.physics.interface.PLANT_FIELDS`` order). Reductions over zones are summed in numpy's order
+        (``zone_sum``): the same values as the array reductions, without a numpy call per feature."""
+        chw, chillers, economiser, dry, wet, _carbon, hour_sin, hour_cos, _progress, cooling, _pue = plant
         n = len(inlet)
         inlet_max = max(inlet)
         load_mean = zone_sum(load) / n
-        current = (inlet_max, t.chw_supply_c, load_mean)
+        current = (inlet_max, chw, load_mean)
         previous = self._previous if self._previous is not None else current
         self._previous = current
-        return np.array([
+        return [
             inlet_max, zone_sum(inlet) / n, min(inlet),
             max(ret), zone_sum(ret) / n, zone_sum(supply) / n,
-            max(load), load_mean, zone_sum(t.fan_speed.tolist()) / n,
-            t.chw_supply_c, t.chillers_available, t.economiser_fraction,
-            t.dry_bulb_c, t.wet_bulb_c, t.hour_sin, t.hour_cos, t.cooling_over_design_it,
-            inlet_max - previous[0], t.chw_supply_c - previous[1], load_mean - previous[2],
+            max(load), load_mean, zone_sum(fan) / n,
+            chw, chillers, economiser, dry, wet, hour_sin, hour_cos, cooling,
+            inlet_max - previous[0], chw - previous[1], load_mean - previous[2],
             max([i - s for i, s in zip(inlet, supply, strict=True)]), float(airflow_trim_max),
             *np.asarray(previous_action, dtype=np.float64)[:N_ACTIONS].tolist(),
-        ])
+        ]
 
 
 @dataclass(frozen=True)
@@ -357,7 +390,21 @@ class PPOController:
         self.last_action = np.zeros(N_ACTIONS)
 
     def act(self, telemetry: NDArray[np.float32]) -> NDArray[np.float32]:
-        t = Telemetry.parse(telemetry, self.context.n_zones)
-        action = self.policy.act(self.features(t, self.last_action, self.layer.trim_max))
+        return np.array(self.act_values(np.asarray(telemetry, dtype=np.float64).reshape(-1).tolist()),
+                        dtype=np.float32)
+
+    def act_values(self, telemetry: list[float]) -> list[float]:
+        """:meth:`act` on Python floats: the telemetry vector's values in, the set-point vector's out, each as the
+        float32 the vectors carry (so the values are those of :meth:`act` to the bit). The cluster episode steps
+        the plant through this every 5 minutes of plant time without building either vector."""
+        n, f = self.context.n_zones, len(ZONE_FIELDS)
+        m = f * n
+        if len(telemetry) != m + len(PLANT_FIELDS):
+            raise ValueError(f"telemetry must have {m + len(PLANT_FIELDS)} values for {n} zones, got {len(telemetry)}")
+        # Zone fields interleave zone by zone (inlet, return, load, fan, supply); then the plant fields.
+        inlet, load, plant = telemetry[0:m:f], telemetry[2:m:f], telemetry[m:]
+        features = self.features.values(inlet, telemetry[1:m:f], load, telemetry[3:m:f], telemetry[4:m:f], plant,
+                                        self.last_action, self.layer.trim_max)
+        action = self.policy.act(features)
         self.last_action = action
-        return self.layer.setpoints(action, t)
+        return array("f", self.layer.setpoint_values(action, inlet, load, plant[0])).tolist()

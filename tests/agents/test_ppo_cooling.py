@@ -210,3 +210,54 @@ def test_ppo_controller_runs_the_cluster_environments_plant_through_a_chiller_tr
     assert max(r.max_inlet_c for r in ppo) < 32.0
     assert not any(r.score.incident for r in ppo)
     assert sum(r.cooling_kwh for r in ppo) < sum(r.cooling_kwh for r in pid)
+
+
+def test_features_are_the_documented_reductions_over_zones():
+    """FeatureBuilder against the module docstring's definitions, computed here with numpy array reductions."""
+    from dcops.agents.cooling.ppo import FEATURE_NAMES, FeatureBuilder
+    from dcops.physics.interface import Telemetry
+
+    rng = np.random.default_rng(5)
+    builder = FeatureBuilder()
+    builder.reset()
+    previous = None
+    for step in range(20):
+        n = 1 + step % 6
+        vector = rng.normal(20.0, 5.0, 5 * n + 11).astype(np.float32)
+        t = Telemetry.parse(vector, n)
+        action = rng.uniform(-1.0, 1.0, N_ACTIONS)
+        got = dict(zip(FEATURE_NAMES, builder(t, action, 0.25 * step).tolist(), strict=True))
+        current = (t.inlet_c.max(), t.chw_supply_c, t.load_fraction.mean())
+        before = previous or current
+        expected = {
+            "inlet_max_c": t.inlet_c.max(), "inlet_mean_c": t.inlet_c.mean(), "inlet_min_c": t.inlet_c.min(),
+            "return_max_c": t.return_c.max(), "return_mean_c": t.return_c.mean(), "supply_mean_c": t.supply_c.mean(),
+            "load_max": t.load_fraction.max(), "load_mean": t.load_fraction.mean(), "fan_speed_mean": t.fan_speed.mean(),
+            "chw_supply_c": t.chw_supply_c, "chillers_available": t.chillers_available,
+            "economiser_fraction": t.economiser_fraction, "dry_bulb_c": t.dry_bulb_c, "wet_bulb_c": t.wet_bulb_c,
+            "hour_sin": t.hour_sin, "hour_cos": t.hour_cos, "cooling_over_design_it": t.cooling_over_design_it,
+            "inlet_max_change_k": current[0] - before[0], "chw_supply_change_k": current[1] - before[1],
+            "load_mean_change": current[2] - before[2], "inlet_minus_supply_max_k": (t.inlet_c - t.supply_c).max(),
+            "airflow_trim_max": 0.25 * step, "previous_supply_action": action[0],
+            "previous_inlet_target_action": action[1], "previous_chw_margin_action": action[2],
+        }
+        previous = current
+        for name in FEATURE_NAMES:  # to the bit: numpy sums fewer than 8 terms left to right, as zone_sum does
+            assert got[name] == float(expected[name]), (step, name)
+
+
+def test_zone_airflow_trims_follow_their_clipped_integrator():
+    from dcops.agents.cooling.ppo import ZoneAirflowTrim
+
+    trim = ZoneAirflowTrim(gain_per_k=0.05, deadband_k=0.25, max_trim=1.5)
+    trim.reset(3)
+    reference = np.zeros(3)
+    rng = np.random.default_rng(9)
+    top = bottom = 0
+    for _ in range(200):
+        inlets, target = rng.normal(28.0, 8.0, 3), float(rng.uniform(20.0, 28.0))
+        reference = np.clip(reference + 0.05 * (inlets - target - 0.25), 0.0, 1.5)
+        got = trim.update(inlets, target)
+        assert np.array_equal(got, reference) and trim.trim_max == reference.max()
+        top, bottom = top + int((reference == 1.5).sum()), bottom + int((reference == 0.0).sum())
+    assert top > 0 and bottom > 0  # both clips were reached

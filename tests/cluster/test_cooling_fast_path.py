@@ -71,3 +71,120 @@ def test_any_telemetry_controller_can_run_the_cluster_plant():
     recorder, ep = run(TelemetryController(PIDController(), ControllerContext.from_plant(plant, WEIGHTS, 300.0)))
     assert len(recorder.controls) == 144
     assert np.all(np.isfinite(ep.facility_kw)) and ep.facility_kw.min() > 0.0
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The PPO controller's float path (``act_values``): telemetry and set-points as Python floats, same bits.
+
+class ArrayOnly:
+    """A controller seen only through ``act`` (arrays in and out), so TelemetryController takes the vector path."""
+
+    def __init__(self, inner):
+        self.inner, self.name = inner, inner.name
+
+    def reset(self, context):
+        self.inner.reset(context)
+
+    def act(self, telemetry):
+        return self.inner.act(telemetry)
+
+
+def run_faulty(controller) -> tuple[Recorder, ClusterEpisode]:
+    """Two days of jobs through a chiller trip, a fan failure and a drifting inlet sensor."""
+    from dcops.physics.faults import FanFailure, SensorDrift
+
+    config = ClusterConfig(faults=(ChillerTrip(start_s=2.0 * 3600.0, chiller=1, duration_s=4 * 3600.0),
+                                   FanFailure(start_s=5.0 * 3600.0, zone=2, units_lost=0.5),
+                                   SensorDrift(start_s=1.0 * 3600.0, zone=0, rate_k_per_h=1.5)))
+    recorder = Recorder(controller)
+    ep = ClusterEpisode(config, recorder)
+    ep.reset(np.random.default_rng(11), np.random.default_rng(12), ["team_0"])
+    jobs = [("a", "H100", 96, 150.0, 3.0), ("b", "H100", 64, 100.0, 7.0), ("c", "A100", 100, 100.0, 9.0),
+            ("d", "L40S", 120, 60.0, 5.0), ("e", "H100", 32, 50.0, 2.0)]
+    ep.submit([Submission(Request(rid, "team_0", "finetune", "", kw, h, gpus, gpu, Priority.HIGH, 9, False, 1.0, 0),
+                          RequestTruth(Priority.HIGH, 9, False, h)) for rid, gpu, gpus, kw, h in jobs])
+    for w in range(config.n_windows):
+        ids = ep.pending_ids()
+        ep.decide(resolve_structured([{"request_id": i, "decision": "ACCEPT"} for i in ids], ids, w, config.n_windows))
+        ep.run_window()
+    return recorder, ep
+
+
+def test_the_ppo_float_path_steps_the_plant_exactly_as_the_vector_path_through_faults():
+    from dcops.agents.cooling import PPOController
+
+    plant = ClusterConfig().plant_config()
+    context = ControllerContext.from_plant(plant, WEIGHTS, 300.0)
+    fast, fast_ep = run_faulty(TelemetryController(PPOController(), context))
+    assert fast.inner._act_values is not None  # the float path ran
+    slow, slow_ep = run_faulty(TelemetryController(ArrayOnly(PPOController()), context))
+    assert slow.inner._act_values is None
+    assert len(fast.controls) == len(slow.controls) == 144
+    for step, (a, b) in enumerate(zip(fast.controls, slow.controls, strict=True)):
+        assert np.array_equal(a, b), f"step {step}: {a} != {b}"
+    for name in ("facility_kw", "cooling_kw", "inlet_c"):
+        assert np.array_equal(getattr(fast_ep, name), getattr(slow_ep, name)), name
+    # The scenario reaches the interesting region: the policy moved its set-points and the trims acted.
+    controls = np.array(fast.controls)
+    assert np.ptp(controls[:, 4]) > 0.5 and np.ptp(controls[:, 0]) > 0.05
+
+
+def test_the_episode_telemetry_values_are_the_float32_vector():
+    from dcops.agents.cooling import PPOController
+
+    plant = ClusterConfig().plant_config()
+    _, ep = run_faulty(TelemetryController(PPOController(), ControllerContext.from_plant(plant, WEIGHTS, 300.0)))
+    it_row = np.array([500.0, 0.0, 2e5, 120.0])  # one load far past its box: clipped in both
+    for k in (0, 1, 60, 143):
+        values = ep.telemetry_values(k, it_row)
+        vector = ep.telemetry(k, it_row)
+        assert vector.dtype == np.float32 and all(type(v) is float for v in values)
+        assert np.array_equal(np.asarray(values, dtype=np.float32), vector)
+        assert values == vector.astype(np.float64).tolist()
+
+
+def test_ppo_act_values_is_act_on_python_floats_and_checks_the_size():
+    from dcops.agents.cooling import PPOController
+
+    plant = ClusterConfig().plant_config()
+    context = ControllerContext.from_plant(plant, WEIGHTS, 300.0)
+    a, b = PPOController(), PPOController()
+    a.reset(context)
+    b.reset(context)
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        telemetry = np.concatenate([np.tile([26.0, 35.0, 0.7, 0.6, 20.0], 4) + rng.normal(0, 2, 20),
+                                    [12.0, 1.0, 0.3, 25.0, 18.0, 0.4, 0.5, -0.8, 0.3, 0.2, 1.3]]).astype(np.float32)
+        vector = a.act(telemetry)
+        values = b.act_values(telemetry.astype(np.float64).tolist())
+        assert vector.dtype == np.float32
+        assert values == vector.astype(np.float64).tolist()
+    with pytest.raises(ValueError, match="31 values for 4 zones, got 30"):
+        b.act_values([0.0] * 30)
+
+
+@pytest.mark.parametrize("values", [
+    [0.5, 0.6, 0.7, 0.8, 20.0, 21.0, 22.0, 23.0, 12.0, 1.0],
+    [-3.0, 0.1, 1.0, 7.0, 10.0, 15.0, 27.0, 99.0, 2.0, -1.0],  # every bound crossed, both ways
+    [0.2, 0.2, 0.2, 0.2, 15.0, 15.0, 15.0, 15.0, 5.0, 0.0],  # exactly on the lower bounds
+    [1e308, 1e308, 0.5, 0.5, 20.0, 20.0, 20.0, 20.0, 12.0, 1.0],  # finite, but the sum overflows
+])
+def test_decoding_floats_gives_the_control_the_vector_decoder_gives(values):
+    from dcops.physics.interface import decode_setpoint_values, decode_setpoints
+
+    fast, slow = decode_setpoint_values(values, 4), decode_setpoints(np.array(values), 4)
+    for name in ("fan_speed", "supply_setpoint_c", "chw_setpoint_c", "economiser_on"):
+        a, b = np.asarray(getattr(fast, name)), np.asarray(getattr(slow, name))
+        assert a.shape == b.shape and a.dtype == b.dtype == np.float64 and np.array_equal(a, b), name
+
+
+@pytest.mark.parametrize("values, message", [
+    ([0.5] * 9, "must have 10 values"),
+    ([0.5, float("nan"), 0.5, 0.5, 20.0, 20.0, 20.0, 20.0, 12.0, 1.0], "fan_speed\\[1\\] is not finite"),
+    ([0.5, 0.5, 0.5, 0.5, 20.0, 20.0, 20.0, 20.0, float("inf"), 1.0], "chw_setpoint_c is not finite"),
+])
+def test_decoding_bad_floats_raises_naming_the_field(values, message):
+    from dcops.physics.interface import decode_setpoint_values
+
+    with pytest.raises(ValueError, match=message):
+        decode_setpoint_values(values, 4)
