@@ -42,8 +42,11 @@ test: install-test
 	$(BIN)/ruff check .
 	$(BIN)/pytest
 
+# Speed figures, then the same probes side by side against BENCH_AGAINST (the previous commit by default; a
+# revision of this git checkout; BENCH_AGAINST= skips it).
+BENCH_AGAINST ?= HEAD~1
 bench: install
-	$(BIN)/dcops bench
+	$(BIN)/dcops bench $(if $(BENCH_AGAINST),--against $(BENCH_AGAINST))
 
 # Mutation testing (issue #30; not part of `make test` nor of CI): cosmic-ray mutates each module of a group in
 # .mutation/ in place (restoring it after each mutant), runs the fast tests that cover it, and writes

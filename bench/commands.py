@@ -28,6 +28,10 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                              "the wall clock")
     parser.add_argument("--statistic", choices=["best", "mean"], default="best",
                         help="report the fastest burst (default, as timeit) or the mean over all bursts")
+    parser.add_argument("--against", default="", metavar="REV",
+                        help="also measure this tree against git revision REV of this checkout side by side "
+                             "(dcops.bench.compare; `make bench` passes HEAD~1)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the --against comparison (default 3)")
 
 
 def _print_table(figures: dict[str, Any]) -> None:
@@ -105,11 +109,30 @@ def _run(args: argparse.Namespace) -> int:
             if isinstance(row, dict):
                 print(f"| {key} | {row['steps_per_s']:,.0f} | {row['p50_ms']:.3f} | {row['p99_ms']:.3f} |")
         print(f"| overhead ratio (in-process / 1 WS client steps/s) | {server['overhead_ratio_steps_per_s']:.2f} | | |")
+    if args.against:
+        _compare_against(args, figures)
     print()
     print(json.dumps(figures, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
     return 0
+
+
+def _compare_against(args: argparse.Namespace, figures: dict[str, Any]) -> None:
+    """The side-by-side figures against ``--against`` (skipped with a line saying why where it cannot run)."""
+    from dcops.bench.compare import compare_revision, print_table
+
+    print()
+    try:
+        table = compare_revision(args.against, args.rounds)
+    except (ValueError, OSError) as error:
+        print(f"Side by side against {args.against}: skipped ({error})")
+        figures["against"] = {"revision": args.against, "skipped": str(error)}
+        return
+    print(f"Side by side against {args.against} (two processes at once, median of {args.rounds} rounds; the ratio "
+          "is steady under load):")
+    print_table(table)
+    figures["against"] = {"revision": args.against, "rounds": args.rounds, "figures": table}
 
 
 COMMANDS = [Command("bench", "Speed benchmarks: physics steps/s (single and batch), env and vector-env steps/s, "

@@ -8,6 +8,9 @@ each as the fastest of repeated bursts of CPU time; rounds alternate which start
 
     mkdir -p /tmp/base/dcops && git archive 81cdd14 | tar -x -C /tmp/base/dcops
     python -m dcops.bench.compare --baseline /tmp/base --rounds 3
+
+or, from a git checkout, ``dcops bench --against HEAD~1`` (what ``make bench`` runs): :func:`compare_revision`
+unpacks the revision with ``git archive`` into a temporary folder and removes it afterwards.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ import os
 import statistics
 import subprocess
 import sys
+import tarfile
+import tempfile
 from pathlib import Path
 
 # Runs inside each tree's interpreter: only public entry points of dcops, stable across versions.
@@ -111,16 +116,56 @@ def compare(baseline: str, rounds: int = 3) -> dict[str, dict[str, float]]:
     return table
 
 
+def package_root() -> Path:
+    """The folder of this ``dcops`` package (the repository root of a git checkout)."""
+    return Path(__file__).resolve().parent.parent
+
+
+def archive_revision(revision: str, destination: str | Path, repository: str | Path | None = None) -> Path:
+    """Unpack ``revision`` of the git checkout ``repository`` (default: this package's) into
+    ``destination/dcops`` with ``git archive``; return ``destination`` (a ``--baseline`` folder).
+
+    :raises ValueError: ``repository`` is not a git checkout or does not have ``revision`` (git's message).
+    """
+    repository = Path(repository) if repository is not None else package_root()
+    result = subprocess.run(["git", "-C", str(repository), "archive", "--format=tar", revision],
+                            capture_output=True)
+    if result.returncode != 0:
+        message = result.stderr.decode(errors="replace").strip()
+        raise ValueError(f"cannot take revision {revision!r} of {repository}: {message}")
+    target = Path(destination) / "dcops"
+    target.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryFile() as handle:
+        handle.write(result.stdout)
+        handle.seek(0)
+        with tarfile.open(fileobj=handle) as archive:
+            if hasattr(tarfile, "data_filter"):  # Python 3.10.12+ / 3.11.4+: refuse links and paths out of target
+                archive.extractall(target, filter="data")
+            else:  # our own git archive, of our own tree
+                archive.extractall(target)  # noqa: S202
+    return Path(destination)
+
+
+def compare_revision(revision: str, rounds: int = 3) -> dict[str, dict[str, float]]:
+    """:func:`compare` against ``revision`` of this checkout, unpacked in a temporary folder removed after."""
+    with tempfile.TemporaryDirectory(prefix="dcops-bench-") as folder:
+        return compare(str(archive_revision(revision, folder)), rounds)
+
+
+def print_table(table: dict[str, dict[str, float]]) -> None:
+    print("| figure | this tree | baseline | ratio |")
+    print("|---|---|---|---|")
+    for key, row in table.items():
+        print(f"| {key} | {row['this_tree']:,.0f} | {row['baseline']:,.0f} | {row['ratio']:.2f} |")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--baseline", required=True, help="folder holding the baseline dcops package")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     table = compare(args.baseline, args.rounds)
-    print("| figure | this tree | baseline | ratio |")
-    print("|---|---|---|---|")
-    for key, row in table.items():
-        print(f"| {key} | {row['this_tree']:,.0f} | {row['baseline']:,.0f} | {row['ratio']:.2f} |")
+    print_table(table)
     print(json.dumps(table, indent=2))
     return 0
 
