@@ -69,7 +69,6 @@ class Job:
     tactics: frozenset[str]
     value: float
     runtime_steps: int
-    available_window: int
     status: Status = Status.PENDING
     accepted_window: int | None = None
     start_window: int | None = None
@@ -80,7 +79,6 @@ class Job:
     score: float = 0.0
     scored_window: int | None = None
     carbon_booked: bool = False
-    times_deferred: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +148,7 @@ class Ledger:
             raise ValueError(f"duplicate request id {request.request_id}")
         job = Job(
             request=request, truth=truth, tactics=submission.tactics, value=job_value(truth, request.kw),
-            runtime_steps=max(1, math.ceil(truth.true_runtime_h / self.dt_h - 1e-9)), available_window=window,
+            runtime_steps=max(1, math.ceil(truth.true_runtime_h / self.dt_h - 1e-9)),
         )
         self.jobs[request.request_id] = job
         self.order.append(request.request_id)
@@ -184,8 +182,6 @@ class Ledger:
             else:
                 assert decision.defer_to_window is not None
                 self._move(job, Status.DEFERRED)
-                job.available_window = decision.defer_to_window
-                job.times_deferred += 1
                 self.pending_at.setdefault(decision.defer_to_window, []).append(request_id)
         return by_kind
 

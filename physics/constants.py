@@ -13,6 +13,3 @@ AIR_DENSITY_KG_PER_M3 = 1.2
 
 KW_PER_TON_REFRIGERATION = 3.517
 """One ton of refrigeration in kW (thermal)."""
-
-SECONDS_PER_HOUR = 3600.0
-KJ_PER_KWH = 3600.0

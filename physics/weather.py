@@ -101,8 +101,14 @@ def load_epw(path: str | Path) -> HourlyWeather:
     """Read an EnergyPlus weather file (EPW) into :class:`HourlyWeather`.
 
     Uses the dry-bulb (field 7), dew point (8), relative humidity (9) and station pressure (10); the wet-bulb is
-    solved from the psychrometer equation. Missing values (EPW codes 99.9 / 999 / 999999) raise ``ValueError``.
-    Records are taken in file order (EPW hour 1 is the hour ending at 01:00 local standard time).
+    solved from the psychrometer equation. A missing dry-bulb or dew point (EPW code 99.9) raises ``ValueError``;
+    a missing relative humidity (999) is recomputed from the dew point and a missing pressure (999999) becomes
+    101 325 Pa. Records are taken in file order (EPW hour 1 is the hour ending at 01:00 local standard time),
+    record ``i`` being looked up at hour ``i`` of the year, the hour pvlib's reader stamps it with.
+
+    The tests (``tests/physics/test_epw.py``) check this output against pvlib's EPW reader
+    (``pvlib.iotools.read_epw``); pvlib is not used at run time because it would add pandas to the light
+    runtime import.
     """
     rows = []
     with Path(path).open(encoding="utf-8", errors="replace") as handle:

@@ -45,10 +45,6 @@ class ServerThermalModel:
             raise ValueError("ServerThermalModel fractions must be >= 0 and leakage_scale_k > 0")
 
 
-NO_INLET_EFFECT = ServerThermalModel(fan_power_fraction=0.0, leakage_fraction=0.0)
-"""Servers whose power ignores the inlet (plant v0's assumption), for comparisons."""
-
-
 def server_power_multiplier(xp: Any, model: ServerThermalModel, inlet_c: Any) -> Any:
     """P(T) / P_nominal (module docstring): 1 at cool inlets, rising with the inlet temperature."""
     u_min = model.fan_idle_speed
