@@ -51,14 +51,15 @@ bench: install
 # Mutation testing (issue #30; not part of `make test` nor of CI): cosmic-ray mutates each module of a group in
 # .mutation/ in place (restoring it after each mutant), runs the fast tests that cover it, and writes
 # reports/mutation/README.md (.mutation/run.py explains the run). `make mutate MUTATE_GROUPS="reward parser"` runs
-# some groups; `MUTATE_ARGS=--retest-survivors` only the last run's survivors, after tests were added.
+# some groups (`physics` stands for chiller economiser zones auxiliaries psychrometrics plant);
+# `MUTATE_ARGS=--retest-survivors` only the last run's survivors, after tests were added.
 # The test commands import `dcops` as this venv does: its editable install of this checkout. To mutate another
 # checkout that shares a venv (a git worktree), point PYTHONPATH at a folder whose `dcops` links to that checkout,
 # and tell make with -o not to reinstall the other venv for this one; the run refuses to start if `dcops` would be
 # imported from anywhere else (every mutant would survive):
 #   PYTHONPATH=/path/to/pkg make mutate VENV=/path/to/.venv -o /path/to/.venv/.installed-test
 COSMIC_RAY_SPEC ?= cosmic-ray==8.7.0
-MUTATE_GROUPS ?= reward parser detectors decisions ledger
+MUTATE_GROUPS ?= reward parser detectors decisions ledger physics
 MUTATE_ARGS ?=
 $(BIN)/cosmic-ray: | $(VENV)/.installed-test
 	$(BIN)/pip install -q "$(COSMIC_RAY_SPEC)"

@@ -58,7 +58,11 @@ ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / ".mutation"
 REPORT = ROOT / "reports" / "mutation" / "README.md"
 NOTES_MARKER = "<!-- Notes: everything below this line is kept when .mutation/run.py rewrites the report. -->"
-GROUPS = ("reward", "parser", "detectors", "decisions", "ledger")
+PHYSICS_GROUPS = ("chiller", "economiser", "zones", "auxiliaries", "psychrometrics", "plant")
+GROUPS = ("reward", "parser", "detectors", "decisions", "ledger", *PHYSICS_GROUPS)
+GROUP_SETS = {"physics": PHYSICS_GROUPS}
+"""Names that stand for several groups on the command line: ``physics`` is its modules that carry published
+figures, one group (one session, one report row) per module."""
 SKIPPED_ANNOTATION = "in an annotation (never evaluated under `from __future__ import annotations`)"
 
 
@@ -441,13 +445,15 @@ def write_report(groups: list[str], out: Path) -> None:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("groups", nargs="*", default=list(GROUPS), help=f"default: {' '.join(GROUPS)}")
+    parser.add_argument("groups", nargs="*", default=list(GROUPS),
+                        help=f"default: {' '.join(GROUPS)}; `physics` is {' '.join(PHYSICS_GROUPS)}")
     parser.add_argument("--retest-survivors", action="store_true", help="test only the last run's survivors")
     parser.add_argument("--report-only", action="store_true", help="only rewrite the report from the sessions")
     args = parser.parse_args(argv)
+    groups = [g for name in args.groups for g in GROUP_SETS.get(name, (name,))]
     if not args.report_only:
         check_imports_this_checkout()
-        for group in args.groups:
+        for group in groups:
             run_group(group, args.retest_survivors)
     write_report(list(GROUPS), REPORT)
 

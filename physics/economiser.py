@@ -36,5 +36,5 @@ def economiser_fraction(
     span = chw_return_c - chw_setpoint_c
     loaded = span > 1e-6
     partial = np.minimum(np.maximum((chw_return_c - econ_water_c) / np.maximum(span, 1e-6), 0.0), 1.0)
-    # With no return-water rise (no load) the economiser is "full" iff its water is at or below the set-point.
+    # No return-water rise (at most 1e-6 K: no load): full iff the HX water is at or below the set-point.
     return partial * loaded + (econ_water_c <= chw_setpoint_c) * ~loaded

@@ -154,7 +154,8 @@ class PlantControl:
     :param fan_speed: CRAH fan speed per zone, fraction of maximum (clipped to [0, 1]).
     :param supply_setpoint_c: supply-air set-point per zone, °C (the coil may not reach it, see module doc).
     :param chw_setpoint_c: chilled-water supply set-point, °C.
-    :param economiser_on: integrated waterside economiser enabled (ignored if none is installed).
+    :param economiser_on: integrated waterside economiser enabled, a 0–1 setting that is on above 0.5 (ignored if
+        none is installed).
     """
 
     fan_speed: Array

@@ -48,8 +48,8 @@ def wet_bulb_c(
 ) -> NDArray[np.float64]:
     """Thermodynamic wet-bulb temperature, °C, by solving the psychrometer equation (Newton, vectorised).
 
-    Converges to better than 1e-6 K in a handful of iterations; the result is clamped to [dew point, dry-bulb]
-    bounds implicitly by starting at the dry-bulb and stepping down.
+    Relative humidity is read within [0.1, 100] % (below 0.1 % as 0.1 %, above 100 % as 100 %). Converges to
+    better than 1e-6 K in a handful of iterations, starting at the dry-bulb and stepping down (never above it).
     """
     t = np.asarray(dry_bulb_c, dtype=np.float64)
     p = np.asarray(pressure_pa, dtype=np.float64)

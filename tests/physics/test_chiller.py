@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -136,3 +138,63 @@ def test_below_the_minimum_unloading_ratio_the_chiller_false_loads_as_in_energyp
     # and the part-load modifier itself is flat below the minimum unloading ratio
     if load_kw < 20.0:
         assert float(eir_part_load_modifier(curves, load_kw / 100.0)) == pytest.approx(0.3041288, abs=1e-9)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The rest of each record (Modelica Buildings ``DOE_2_Centrifugal_5_50COP`` / ``DOE_2_Reciprocating_3_67COP``, from
+# EnergyPlus ``Chillers.idf``): reference COP 5.5 / 3.67 at 6.67 °C leaving chilled water and 29.4 °C entering
+# condenser water; curve inputs valid from 5 to 10 °C leaving and from 24 to 35 °C entering.
+
+@pytest.mark.parametrize("curves", [DOE2_CENTRIFUGAL_5_50COP, DOE2_RECIPROCATING_3_67COP])
+@pytest.mark.parametrize(
+    ("chw_leaving_c", "condenser_entering_c", "clamped_to"),
+    [
+        (3.0, 29.4, (5.0, 29.4)),    # below the 5 °C leaving chilled-water minimum
+        (12.0, 29.4, (10.0, 29.4)),  # above the 10 °C leaving chilled-water maximum
+        (6.67, 20.0, (6.67, 24.0)),  # below the 24 °C entering condenser-water minimum
+        (6.67, 40.0, (6.67, 35.0)),  # above the 35 °C entering condenser-water maximum
+    ],
+)
+def test_each_bound_of_the_published_validity_ranges_clamps_both_curves(curves, chw_leaving_c, condenser_entering_c,
+                                                                         clamped_to):
+    assert curves.chw_leaving_range_c == (5.0, 10.0) and curves.condenser_entering_range_c == (24.0, 35.0)
+    for curve in (capacity_fraction, eir_temperature_modifier):
+        assert float(curve(curves, chw_leaving_c, condenser_entering_c)) == float(curve(curves, *clamped_to))
+
+
+def test_reciprocating_full_load_cop_at_the_reference_point_is_its_rated_3_67():
+    """EIRFT(6.67, 29.4) = 1.03076 − 0.103536·6.67 + 0.00710208·6.67² + 0.0093186·29.4 + 0.00031752·29.4²
+    − 0.00104328·6.67·29.4 = 0.9999719 (the published biquadratic worked by hand) and EIRFPLR(1) = 0.088065 +
+    1.137742 − 0.225806 = 1.000001, so Q/P = 3.67 / (0.9999719 · 1.000001) = 3.67010."""
+    curves = DOE2_RECIPROCATING_3_67COP
+    eirft = float(eir_temperature_modifier(curves, 6.67, 29.4))
+    assert eirft == pytest.approx(0.99997191, abs=1e-8)
+    power = float(chiller_power_kw(curves, 1000.0, 1000.0, eirft))
+    assert 1000.0 / power == pytest.approx(3.670099, abs=1e-5)
+    assert float(full_load_cop(curves, 6.67, 29.4)) == pytest.approx(3.670099, abs=1e-5)
+
+
+def test_full_load_cop_divides_by_the_part_load_curve_at_full_load():
+    """COP_full = COP_ref / (EIRFT · EIRFPLR(1)), the same as Q/P at PLR 1. Both published part-load curves pass
+    through 1 at PLR 1 (to 1e-6), so a curve set whose EIRFPLR(1) = 0.1 + 0.2 + 0.5 = 0.8 checks the factor."""
+    curves = dataclasses.replace(DOE2_CENTRIFUGAL_5_50COP, name="EIRFPLR(1) = 0.8", eirfplr=(0.1, 0.2, 0.5))
+    for condenser_c in (24.0, 29.4, 35.0):
+        eirft = float(eir_temperature_modifier(curves, 6.67, condenser_c))
+        cop = float(full_load_cop(curves, 6.67, condenser_c))
+        assert cop == pytest.approx(5.5 / (eirft * 0.8), rel=1e-12)
+        assert cop == pytest.approx(100.0 / float(chiller_power_kw(curves, 100.0, 100.0, eirft)), rel=1e-12)
+
+
+@pytest.mark.parametrize("capacity_kw", [0.001, 0.5, 1.0, 1000.0])
+def test_power_is_proportional_to_the_chillers_size_however_small(capacity_kw):
+    """The curves are per unit of capacity: at PLR 0.5 and EIRFT 1 a chiller of any size draws
+    Q_avail / 5.5 · EIRFPLR(0.5) = Q_avail · 0.495524 / 5.5 (EIRFPLR worked by hand above)."""
+    power = float(chiller_power_kw(DOE2_CENTRIFUGAL_5_50COP, 0.5 * capacity_kw, capacity_kw, 1.0))
+    assert power == pytest.approx(capacity_kw / 5.5 * 0.495524, rel=1e-9)
+
+
+def test_a_curve_set_is_read_only():
+    """A curve set is a published record shared by every plant that names it: it cannot be changed in place."""
+    curves = dataclasses.replace(DOE2_CENTRIFUGAL_5_50COP)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        curves.reference_cop = 6.0  # type: ignore[misc]

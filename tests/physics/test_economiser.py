@@ -12,6 +12,8 @@ Every case below: tower approach 3.5 K, HX approach 1.5 K (T_econ = T_wb + 5 K),
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -69,3 +71,27 @@ def test_without_a_return_water_rise_the_economiser_is_full_only_if_its_water_re
 
 def test_condenser_water_leaves_the_tower_one_approach_above_the_wet_bulb():
     assert float(condenser_water_c(np.asarray(18.0), 3.5)) == 21.5
+
+
+def test_a_light_load_of_half_a_kelvin_rise_is_still_partial():
+    """Return 12.5 °C over the 12 °C set-point (a 0.5 K rise, well above the no-load threshold): T_wb = 7.25 °C
+    gives T_econ = 12.25 °C and (12.5 − 12.25) / 0.5 = 0.5."""
+    assert fraction(7.25, return_c=12.5) == pytest.approx(0.5, abs=1e-12)
+
+
+@pytest.mark.parametrize(("return_c", "expected"), [(1e-6, 0.0), (2e-6, 0.75)])
+def test_a_rise_of_at_most_a_millionth_of_a_kelvin_counts_as_no_load(return_c, expected):
+    """Set-point 0 °C, no approaches, wet-bulb 0.5e-6 °C (T_econ = 0.5e-6 °C, above the set-point). A rise of
+    exactly 1e-6 K is no load: the no-load rule gives 0. A rise of 2e-6 K is a load: (2 − 0.5) / 2 = 0.75."""
+    share = float(economiser_fraction(np.asarray(0.5e-6), np.asarray(0.0), np.asarray(return_c), 0.0, 0.0))
+    assert share == pytest.approx(expected, abs=1e-9)
+
+
+def test_loaded_and_unloaded_plants_in_one_batch_raise_no_floating_point_warning():
+    """A batch mixes plants with and without a return-water rise; the guards keep every division finite."""
+    wet = np.array([2.0, 10.0, 20.0, 2.0, 20.0])
+    return_c = np.array([RETURN_C, RETURN_C, RETURN_C, SETPOINT_C, SETPOINT_C])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        shares = economiser_fraction(wet, np.full(5, SETPOINT_C), return_c, TOWER_K, HX_K)
+    np.testing.assert_allclose(shares, [1.0, 0.5, 0.0, 1.0, 0.0], atol=1e-12)

@@ -3,13 +3,22 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.integrate import solve_ivp, trapezoid
 
+from dcops.physics.chiller import capacity_fraction, eir_part_load_modifier, eir_temperature_modifier
 from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
 from dcops.physics.faults import ChillerTrip, build_timeline
-from dcops.physics.plant import PlantBoundary, PlantConfig, PlantControl, initial_state, step_plant
+from dcops.physics.plant import (
+    PlantBoundary,
+    PlantConfig,
+    PlantControl,
+    initial_state,
+    step_plant,
+    step_plant_arrays,
+)
 from dcops.physics.zones import zone_update
 
 CONFIG = PlantConfig.default()
@@ -195,7 +204,10 @@ def test_batch_of_plants_matches_single_plant_steps(make_control, make_boundary)
         boundary = PlantBoundary(it[i], np.asarray(30.0), np.asarray(20.0), np.ones(CONFIG.n_chillers), np.ones(Z))
         new_single, out_single = step_plant(CONFIG, single_state, control, boundary, 300.0)
         np.testing.assert_allclose(new_batch.zone_temp_c[i], new_single.zone_temp_c, rtol=1e-13)
-        np.testing.assert_allclose(out_batch.facility_kw[i], out_single.facility_kw, rtol=1e-13)
+        np.testing.assert_allclose(new_batch.chw_supply_c[i], new_single.chw_supply_c, rtol=1e-13)
+        for name, value in out_batch._asdict().items():  # every output, each plant's own (a (B, ...) array)
+            assert np.shape(value)[0] == b, name
+            np.testing.assert_allclose(value[i], getattr(out_single, name), rtol=1e-13, atol=1e-9, err_msg=name)
 
 
 def test_facility_power_adds_up(make_control, make_boundary):
@@ -214,3 +226,61 @@ def test_economiser_carries_the_load_in_cold_weather(make_control, make_boundary
     assert float(cold.chiller_kw) == 0.0
     assert float(off.chiller_kw) > 50.0
     assert float(cold.cooling_kw) < float(off.cooling_kw)
+
+
+def _idle(chw_setpoint_c: float, chw_supply_c: float, economiser_on: float = 0.0, wet_bulb_c: float = 20.0,
+          it_kw: float = 0.0):
+    """One plant with its fans stopped (no coil heat) and ``it_kw`` of IT load spread over the zones."""
+    state = initial_state(CONFIG, np.full(Z, 25.0), chw_supply_c)
+    control = PlantControl(np.zeros(Z), np.full(Z, 20.0), np.asarray(chw_setpoint_c), np.asarray(economiser_on))
+    boundary = PlantBoundary(np.full(Z, it_kw / Z), np.asarray(25.0), np.asarray(wet_bulb_c),
+                             np.ones(CONFIG.n_chillers), np.ones(Z))
+    return state, control, boundary
+
+
+def test_an_idle_plant_rejects_its_pump_heat_and_runs_the_condenser_pump_at_its_minimum_speed():
+    """Fans stopped, no IT: the loop's only heat is the chilled-water pump at its 30 % minimum speed,
+    13.2 · 0.3³ = 0.3564 kW; a cycling chiller removes it and the tower rejects that plus the chiller's power
+    (well under 1 kW). However little heat is rejected, the condenser pump runs, at 19.5 · 0.3³ = 0.5265 kW."""
+    _, out = step_plant_arrays(CONFIG, *_idle(10.0, 10.0), 300.0)
+    assert float(out.chw_pump_kw) == pytest.approx(13.2 * 0.3**3, rel=1e-12)
+    assert 0.0 < float(out.heat_removed_kj) / 300.0 + float(out.chiller_kw) < 1.0
+    assert float(out.cw_pump_kw) == pytest.approx(19.5 * 0.3**3, rel=1e-12)
+
+
+def test_a_load_of_exactly_one_chillers_capacity_runs_one_chiller_at_full_load():
+    """The loop starts warm enough that the heat to remove in 300 s is one chiller's capacity (to rounding):
+    Q = 660 kW · CAPFT at the leaving water (clamped to 10 °C) and 24 °C condenser water. One chiller at PLR 1
+    draws Q / 5.5 · EIRFT · EIRFPLR(1); two at PLR 0.5 would draw 2 · Q / 5.5 · EIRFT · EIRFPLR(0.5), 0.9 % less."""
+    curves = CONFIG.chiller_curves
+    condenser_c = 20.0 + CONFIG.tower_approach_k
+    unit_kw = CONFIG.chiller_reference_capacity_kw * float(capacity_fraction(curves, 10.0, condenser_c))
+    pump_kj = 13.2 * 0.3**3 * 300.0
+    chw_supply_c = 5.0 + (unit_kw * 300.0 - pump_kj) / CONFIG.loop_thermal_mass_kj_per_k
+    assert chw_supply_c > 10.0
+    _, out = step_plant_arrays(CONFIG, *_idle(5.0, chw_supply_c), 300.0)
+    assert float(out.chiller_load_kw) == pytest.approx(unit_kw, rel=1e-12)
+    eirft = float(eir_temperature_modifier(curves, 10.0, condenser_c))
+    one_at_full_load = unit_kw / curves.reference_cop * eirft * float(eir_part_load_modifier(curves, 1.0))
+    assert float(out.chiller_kw) == pytest.approx(one_at_full_load, rel=1e-9)
+
+
+@pytest.mark.parametrize("economiser_on", [0.5, 0.49])
+def test_the_economiser_is_on_only_above_one_half(economiser_on):
+    """``economiser_on`` is a 0–1 setting, on above 0.5: at 0.5 itself the economiser stays off, in cold weather
+    (2 °C wet-bulb, full free cooling when on) as well, on either path."""
+    for step in (step_plant_arrays, step_plant):
+        _, out = step(CONFIG, *_idle(14.0, 14.0, economiser_on=economiser_on, wet_bulb_c=2.0, it_kw=300.0), 300.0)
+        assert float(out.economiser_fraction) == 0.0
+    _, on = step_plant_arrays(CONFIG, *_idle(14.0, 14.0, economiser_on=0.51, wet_bulb_c=2.0, it_kw=300.0), 300.0)
+    assert float(on.economiser_fraction) == 1.0
+
+
+@pytest.mark.parametrize("it_kw", [0.3, 2.0, 300.0])
+def test_pue_is_facility_over_it_power_for_any_it_load(it_kw):
+    """PUE = facility / IT, however small the IT load (a PUE below 1 kW of IT is large, not 0); 0 with none."""
+    _, out = step_plant_arrays(CONFIG, *_idle(10.0, 10.0, it_kw=it_kw), 300.0)
+    assert float(out.it_kw) == pytest.approx(it_kw, rel=1e-12)
+    assert float(out.pue) == pytest.approx(float(out.facility_kw) / it_kw, rel=1e-12)
+    _, none = step_plant_arrays(CONFIG, *_idle(10.0, 10.0), 300.0)
+    assert float(none.pue) == 0.0

@@ -104,3 +104,31 @@ def test_inputs_it_declines_go_to_the_array_path(change: str) -> None:
     expected_new, expected_out = step_plant_arrays(config, state, control, boundary, 300.0)
     np.testing.assert_array_equal(new.zone_temp_c, expected_new.zone_temp_c)
     np.testing.assert_array_equal(out.facility_kw, expected_out.facility_kw)
+
+
+def test_an_unbatched_plant_takes_the_single_path_and_a_batch_the_arrays(monkeypatch) -> None:
+    """``step_plant``'s dispatch as its docstring states it: an unbatched plant is stepped by ``step_single_plant``;
+    a batch goes to the array path without it."""
+    import dcops.physics.plant as plant_module
+
+    offered: list[int] = []
+    single = plant_module.step_single_plant
+
+    def spy(config, state, control, boundary, dt_s):
+        offered.append(state.zone_temp_c.ndim)
+        return single(config, state, control, boundary, dt_s)
+
+    monkeypatch.setattr(plant_module, "step_single_plant", spy)
+    config = CONFIGS[0]
+    state, control, boundary = _case(np.random.default_rng(0), config, 300.0, False, False)
+    step_plant(config, state, control, boundary, 300.0)
+    assert offered == [1]
+    batch = initial_state(config, np.stack([state.zone_temp_c] * 2), np.full(2, float(state.chw_supply_c)),
+                          batch_shape=(2,))
+    controls = PlantControl(np.stack([control.fan_speed] * 2), np.stack([control.supply_setpoint_c] * 2),
+                            np.full(2, float(control.chw_setpoint_c)), np.full(2, float(control.economiser_on)))
+    boundaries = PlantBoundary(np.stack([boundary.it_kw] * 2), np.full(2, float(boundary.outdoor_dry_bulb_c)),
+                               np.full(2, float(boundary.outdoor_wet_bulb_c)),
+                               np.stack([boundary.chiller_available] * 2), np.stack([boundary.fan_units_alive] * 2))
+    step_plant(config, batch, controls, boundaries, 300.0)
+    assert offered == [1]
