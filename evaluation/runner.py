@@ -92,23 +92,28 @@ def _config_kinds(mix: str) -> tuple[tuple[str, ...], dict[str, str]]:
     return config_kinds, substitute
 
 
+def env_kwargs(mix: str, condition: str, n_windows: int = 8, game_version: int = 1,
+               honest_agents: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """``dcops.parallel_env`` keyword arguments of a (mix, condition): the team kinds and factory (with
+    ``honest_agents`` in honest mode), the game version and the condition's configuration. The one recipe of a
+    matrix episode, shared by :func:`make_env` and whatever else must play the matrix's scenarios (the RL
+    scheduler's teacher data and training environments)."""
+    from dcops.agents.teams import honest_twin_factory, make_team
+
+    config_kinds, substitute = _config_kinds(mix)
+    factory = honest_twin_factory(honest_agents, factory=lambda kind: make_team(substitute.get(kind, kind)))
+    return {"team_factory": factory, "team_kinds": config_kinds, "game_version": game_version,
+            **env_config(mix, condition, n_windows)}
+
+
 def make_env(cell: Cell, honest_agents: frozenset[str] = frozenset()) -> Any:
     """The env of a cell's (mix, condition), with ``honest_agents`` in honest mode (cached per process)."""
     key = (cell.mix, cell.condition, cell.n_windows, cell.game_version, honest_agents)
     if key not in _ENVS:
         import dcops
-        from dcops.agents.teams import honest_twin_factory, make_team
 
-        config_kinds, substitute = _config_kinds(cell.mix)
-        factory = honest_twin_factory(
-            honest_agents, factory=lambda kind: make_team(substitute.get(kind, kind))
-        )
         _ENVS[key] = dcops.parallel_env(
-            team_factory=factory,
-            team_kinds=config_kinds,
-            game_version=cell.game_version,
-            **env_config(cell.mix, cell.condition, cell.n_windows),
-        )
+            **env_kwargs(cell.mix, cell.condition, cell.n_windows, cell.game_version, honest_agents))
     return _ENVS[key]
 
 
