@@ -57,17 +57,22 @@ _LLM_POLICIES: dict[str, Any] = {}
 class CountingPolicy:
     """Wraps a policy and counts the requests it had to decide (the invalid-rate denominator) and those it
     reports as defaulted (``n_defaulted``, module docstring; the wrapped policy may be shared between episodes,
-    so only the increase during this episode counts)."""
+    so only the increase during this episode counts). It is handed the observation too
+    (``dcops.evaluation.play.scheduler_action``) and passes it on only to a policy that reads it."""
+
+    reads_observation = True
 
     def __init__(self, policy: Any) -> None:
         self.policy = policy
         self.pending = 0
         self.defaulted = 0
 
-    def decide(self, view: dict[str, Any]) -> Any:
+    def decide(self, view: dict[str, Any], observation: dict[str, Any] | None = None) -> Any:
+        from dcops.evaluation.play import scheduler_action
+
         self.pending += len(view["pending"])
         before = getattr(self.policy, "n_defaulted", 0)
-        decisions = self.policy.decide(view)
+        decisions = scheduler_action(self.policy, view, observation)
         self.defaulted += getattr(self.policy, "n_defaulted", 0) - before
         return decisions
 

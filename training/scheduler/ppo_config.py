@@ -1,0 +1,55 @@
+"""Hyperparameters of the RL scheduler's training (:mod:`dcops.training.scheduler.ppo`), in a module of their own
+so that ``dcops train-scheduler-ppo --help`` lists them without importing torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class SchedulerPPOConfig:
+    """Hyperparameters of :func:`train_scheduler_ppo` (the defaults reproduce the shipped weights).
+
+    :param seed: seeds torch, the environments and the cloning's batch order.
+    :param teacher: teacher whose decisions are cloned (``priority_threshold`` or ``truth_planner``).
+    :param hidden: hidden units H of the slot network.
+    :param bc_epochs: passes over the teacher's training split.
+    :param bc_batch_size: windows per cloning batch.
+    :param bc_learning_rate: Adam learning rate of the cloning.
+    :param warm_start_temperature: the cloned logits are divided by this before PPO (step 2).
+    :param timesteps: PPO environment steps (admission windows) after the cloning.
+    :param n_envs: environments stepped in turn (``DummyVecEnv``).
+    :param n_steps: steps per environment per rollout.
+    :param batch_size: PPO minibatch size.
+    :param n_epochs: PPO epochs per rollout.
+    :param learning_rate: PPO Adam learning rate.
+    :param gamma: discount per window (the episode score is the mean window reward: 1 weighs windows equally).
+    :param gae_lambda: GAE lambda.
+    :param clip_range: PPO clip range.
+    :param ent_coef: entropy bonus.
+    :param target_kl: early stop of PPO epochs beyond this KL (the log-probability sums 48 slots, so a small
+        change per slot is a large one per action; None: no early stop).
+    :param eval_every: PPO steps between validation evaluations.
+    :param n_validation_seeds: validation seeds ``2000 …`` (every 42 consecutive seeds cover every scenario).
+    """
+
+    seed: int = 0
+    teacher: str = "priority_threshold"
+    hidden: int = 64
+    bc_epochs: int = 30
+    bc_batch_size: int = 64
+    bc_learning_rate: float = 1e-3
+    warm_start_temperature: float = 2.0
+    timesteps: int = 60_000
+    n_envs: int = 8
+    n_steps: int = 64
+    batch_size: int = 128
+    n_epochs: int = 4
+    learning_rate: float = 5e-5
+    gamma: float = 1.0
+    gae_lambda: float = 0.95
+    clip_range: float = 0.1
+    ent_coef: float = 0.0
+    target_kl: float | None = 0.03
+    eval_every: int = 5_000
+    n_validation_seeds: int = 84
