@@ -136,3 +136,26 @@ def test_cloning_learns_the_teachers_codes(tiny_data: Path, tmp_path: Path):
             > untrained["bc_accuracy"]["train"]["decision_accuracy"] + 0.2)
     data = load_split(tiny_data, "priority_threshold", "train")
     assert bc_accuracy(SlotPolicy.load(tmp_path / "b" / "bc_scheduler.npz"), data) == trained["bc_accuracy"]["train"]
+
+
+def test_dagger_labels_the_windows_the_student_visits_with_the_public_teachers_codes():
+    import dcops
+    from dcops.agents.schedulers import PriorityThresholdScheduler
+    from dcops.training.scheduler.ppo import dagger_episodes
+    from dcops.training.scheduler.teacher import decisions_to_codes, scenario_env_kwargs
+
+    student = shipped_policy()
+    visited = dagger_episodes(student, [3000])
+    assert len(visited["seed"]) == 8 and set(visited) == {*OBS_KEYS, "action", "reward", "window", "seed"}
+    # Replayed: the student acts, and each window's label is priority_threshold's answer to that window.
+    env = dcops.parallel_env(**scenario_env_kwargs(3000))
+    observations, infos = env.reset(seed=3000)
+    w = 0
+    while env.agents:
+        obs, view = observations["scheduler"], infos["scheduler"]["view"]
+        np.testing.assert_array_equal(obs["requests"], visited["requests"][w])
+        codes, _ = decisions_to_codes(PriorityThresholdScheduler().decide(view), view, 48, 4)
+        np.testing.assert_array_equal(codes, visited["action"][w])
+        observations, rewards, _, _, infos = env.step({"scheduler": student.act(obs)})
+        assert rewards["scheduler"] == pytest.approx(float(visited["reward"][w]))
+        w += 1

@@ -58,8 +58,8 @@ def test_every_split_has_the_observation_shapes_and_the_codes_its_masks_allow(da
                 assert data[key].shape == (n, *space[key].shape), (teacher, split, key)
                 assert data[key].dtype == space[key].dtype, (teacher, split, key)
             assert data["action"].shape == (n, 48)
-            slots, codes = np.indices(data["action"].shape)
-            allowed = data["action_mask"].reshape(n, 48, 6)[slots, codes, data["action"]]
+            windows, slots = np.indices(data["action"].shape)
+            allowed = data["action_mask"].reshape(n, 48, 6)[windows, slots, data["action"]]
             assert allowed.all(), (teacher, split)
             assert (data["action"][data["request_mask"] == 0] == 0).all()
 

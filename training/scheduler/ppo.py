@@ -317,6 +317,42 @@ def behaviour_clone(model: MaskablePPO, train: dict[str, np.ndarray], config: Sc
     return {"window_nll": nll, "value_mse": mse}
 
 
+DAGGER_SEED_START = 3000
+"""First seed of the DAgger episodes (round r plays ``3000 + r · dagger_episodes …``)."""
+
+
+def dagger_episodes(policy: SlotPolicy, seeds: list[int], teacher: str = "priority_threshold"
+                    ) -> dict[str, np.ndarray]:
+    """Windows the numpy ``policy`` visits on ``seeds`` (it acts), labelled with the public ``teacher``'s codes for
+    the same window: the teacher-data layout of ``dcops.training.scheduler.teacher`` (rewards are the policy's)."""
+    import dcops
+    from dcops.agents.schedulers import BASELINES
+    from dcops.training.scheduler.teacher import decisions_to_codes
+
+    envs: dict[tuple[str, str], Any] = {}
+    rows: dict[str, list[Any]] = {key: [] for key in (*OBS_KEYS, "action", "reward", "window", "seed")}
+    expert = BASELINES[teacher]()
+    for seed in seeds:
+        key = scenario_of(seed)
+        if key not in envs:
+            envs[key] = dcops.parallel_env(**scenario_env_kwargs(seed))
+        env = envs[key]
+        cfg = env.config
+        observations, infos = env.reset(seed=seed)
+        while env.agents:
+            obs, view = observations["scheduler"], infos["scheduler"]["view"]
+            codes, _ = decisions_to_codes(expert.decide(view), view, cfg.max_slots, cfg.max_defer)
+            for name in OBS_KEYS:
+                rows[name].append(obs[name].copy())
+            rows["action"].append(codes.astype(np.int8))
+            rows["window"].append(view["window"])
+            rows["seed"].append(seed)
+            observations, rewards, _, _, infos = env.step({"scheduler": policy.act(obs)})
+            rows["reward"].append(rewards["scheduler"])
+    return {key: np.asarray(value) if key in ("reward", "window", "seed") else np.stack(value)
+            for key, value in rows.items()}
+
+
 def soften(model: MaskablePPO, temperature: float) -> None:
     """Divide the actor's logits by ``temperature`` (its head is the only linear path to them)."""
     head = model.policy.mlp_extractor.head
@@ -404,6 +440,17 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
         validation = load_split(data_dir, config.teacher, "validation")
         say(f"cloning {config.teacher}: {len(train['seed'])} training windows, {len(validation['seed'])} validation")
         fit = behaviour_clone(model, train, config, say)
+        if config.dagger_rounds and config.teacher != "priority_threshold":
+            raise ValueError("dagger_rounds: only a public teacher (priority_threshold) can label new windows")
+        for r in range(config.dagger_rounds):
+            first = DAGGER_SEED_START + r * config.dagger_episodes
+            visited = dagger_episodes(export(model), list(range(first, first + config.dagger_episodes)))
+            train = {key: np.concatenate([train[key], visited[key].astype(train[key].dtype)]) for key in train}
+            agreement = bc_accuracy(export(model), visited)["decision_accuracy"]
+            say(f"DAgger round {r + 1}/{config.dagger_rounds}: {len(visited['seed'])} visited windows (agreement "
+                f"{agreement:.3f} before refitting), {len(train['seed'])} in all")
+            fit = behaviour_clone(model, train, SchedulerPPOConfig(
+                **{**asdict(config), "bc_epochs": config.dagger_epochs, "seed": config.seed + r + 1}), say)
         bc_policy = export(model)
         accuracy = {"train": bc_accuracy(bc_policy, train), "validation": bc_accuracy(bc_policy, validation)}
         say(f"BC accuracy on validation: {accuracy['validation']['decision_accuracy']:.3f} of decisions, "

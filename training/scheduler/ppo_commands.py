@@ -1,12 +1,12 @@
 """Sub-commands of the RL scheduler (see ``dcops.cli``): ``dcops scheduler-teacher`` (teacher data) and
 ``dcops train-scheduler-ppo`` (behaviour cloning on it, then MaskablePPO, then the numpy export).
 
-The published run (``agents/schedulers/data/ppo_scheduler.json`` records its recipe)::
+The published run (``agents/schedulers/data/ppo_scheduler.json`` records its recipe; README, *RL scheduler*)::
 
     dcops scheduler-teacher --teachers priority_threshold --seeds 1000 --validation-seeds 200 --out runs/scheduler_teacher
     dcops scheduler-teacher --teachers truth_planner --seeds 120 --validation-seeds 40 --planner-passes 2 \\
         --planner-starts electrical --out runs/scheduler_teacher
-    dcops train-scheduler-ppo --data runs/scheduler_teacher --out runs/scheduler_ppo
+    dcops train-scheduler-ppo --data runs/scheduler_teacher --out runs/scheduler_ppo --install
 
 Only argparse runs at import; numpy, torch and sb3-contrib are imported inside ``run``.
 """

@@ -16,6 +16,13 @@ class SchedulerPPOConfig:
     :param bc_epochs: passes over the teacher's training split.
     :param bc_batch_size: windows per cloning batch.
     :param bc_learning_rate: Adam learning rate of the cloning.
+    :param dagger_rounds: rounds of DAgger after the cloning (``priority_threshold`` only: a public teacher can
+        be asked about any window): the cloned policy plays ``dagger_episodes`` fresh episodes, the teacher
+        labels every window it visited, and the policy is cloned again on everything so far for
+        ``dagger_epochs``; it corrects the states a pure clone never saw its teacher in, where its errors
+        compound.
+    :param dagger_episodes: episodes played per DAgger round (seeds ``3000 …``, disjoint from every split).
+    :param dagger_epochs: cloning passes after each DAgger round.
     :param warm_start_temperature: the cloned logits are divided by this before PPO (step 2).
     :param timesteps: PPO environment steps (admission windows) after the cloning.
     :param n_envs: environments stepped in turn (``DummyVecEnv``).
@@ -39,6 +46,9 @@ class SchedulerPPOConfig:
     bc_epochs: int = 30
     bc_batch_size: int = 64
     bc_learning_rate: float = 1e-3
+    dagger_rounds: int = 0
+    dagger_episodes: int = 200
+    dagger_epochs: int = 6
     warm_start_temperature: float = 2.0
     timesteps: int = 60_000
     n_envs: int = 8
