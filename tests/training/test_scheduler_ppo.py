@@ -85,11 +85,21 @@ def test_the_shipped_weights_run_the_same_network_in_torch():
     np.testing.assert_array_equal(np.where(mask, logits, -np.inf).argmax(-1), shipped.act(obs))
 
 
-def test_the_shipped_weights_are_small_and_carry_their_recipe():
+def test_the_shipped_weights_are_small_ship_as_package_data_and_carry_their_recipe():
+    import fnmatch
     from importlib import resources
 
+    import tomllib
+
+    import dcops
+
     root = resources.files("dcops.agents.schedulers") / "data"
-    assert (root / "ppo_scheduler.npz").stat().st_size < 400_000 if hasattr(root, "stat") else True
+    with resources.as_file(root / "ppo_scheduler.npz") as npz:
+        assert npz.stat().st_size < 400_000
+    pyproject = tomllib.loads((Path(dcops.__file__).parent / "pyproject.toml").read_text())
+    globs = pyproject["tool"]["setuptools"]["package-data"]["dcops.agents.schedulers"]
+    for name in ("data/ppo_scheduler.npz", "data/ppo_scheduler.json"):
+        assert any(fnmatch.fnmatch(name, g) for g in globs), name
     recipe = json.loads((root / "ppo_scheduler.json").read_text())
     for key in ("config", "bc_accuracy", "selected_timesteps", "ppo_seconds", "versions", "seeds"):
         assert key in recipe, key

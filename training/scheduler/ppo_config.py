@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 @dataclass
 class SchedulerPPOConfig:
-    """Hyperparameters of :func:`train_scheduler_ppo` (the defaults reproduce the shipped weights).
+    """Hyperparameters of :func:`train_scheduler_ppo` (the defaults are the shipped run's; it was trained to 100k
+    steps and resumed to 160k, README's *RL scheduler*).
 
     :param seed: seeds torch, the environments and the cloning's batch order.
     :param teacher: teacher whose decisions are cloned (``priority_threshold`` or ``truth_planner``).
@@ -50,16 +51,16 @@ class SchedulerPPOConfig:
     dagger_episodes: int = 200
     dagger_epochs: int = 6
     warm_start_temperature: float = 2.0
-    timesteps: int = 60_000
+    timesteps: int = 160_000
     n_envs: int = 8
-    n_steps: int = 64
-    batch_size: int = 128
+    n_steps: int = 256
+    batch_size: int = 256
     n_epochs: int = 4
-    learning_rate: float = 5e-5
+    learning_rate: float = 1e-4
     gamma: float = 1.0
     gae_lambda: float = 0.95
     clip_range: float = 0.1
     ent_coef: float = 0.0
     target_kl: float | None = 0.03
-    eval_every: int = 5_000
+    eval_every: int = 10_000
     n_validation_seeds: int = 84
