@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dcops.training.cooling.commands",
     "dcops.training.scheduler.commands",
     "dcops.training.scheduler.search",
+    "dcops.training.scheduler.ppo_commands",
     "dcops.training.marl.commands",
     "dcops.training.queue.commands",
     "dcops.training.placement.commands",

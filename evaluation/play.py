@@ -1,7 +1,16 @@
-"""Playing one cluster episode with a view-reading scheduler, and fingerprinting its arrivals.
+"""Playing one cluster episode with a scheduler, and fingerprinting its arrivals.
 
 Below every evaluation module that plays episodes (the cluster report, the matrix runner, the ladder, the
 truth planner, the scheduler search), so none of them needs another to play.
+
+**What a scheduler is given** (:func:`scheduler_action`, the one place that asks it). Every scheduler gets the
+window's structured public view (``infos["scheduler"]["view"]``) through ``decide(view)``. A scheduler that
+decides from the array observation instead (the learned ``ppo`` scheduler,
+``dcops.agents.schedulers.learned``: its network reads the arrays ``dcops.env.SchedulerEnv`` gives a learner,
+some of which, such as the last window's peak facility power, the view does not carry) declares
+``reads_observation = True`` and gets ``decide(view, observation)``, ``observation`` being the scheduler's
+observation dict of the same window (``observations["scheduler"]``). Both are public by construction; the
+answer is a structured decision list or the array action, validated by the environment either way.
 """
 
 from __future__ import annotations
@@ -17,16 +26,24 @@ def run_episode(scheduler: Any, seed: int, env: Any = None, **config: Any) -> di
     import dcops
 
     env = env if env is not None else dcops.parallel_env(**config)
-    _, infos = env.reset(seed=seed)
+    observations, infos = env.reset(seed=seed)
     rewards = []
     while env.agents:
-        decisions = scheduler.decide(infos["scheduler"]["view"])
-        _, reward, _, _, infos = env.step({"scheduler": decisions})
+        decisions = scheduler_action(scheduler, infos["scheduler"]["view"], observations["scheduler"])
+        observations, reward, _, _, infos = env.step({"scheduler": decisions})
         rewards.append(reward["scheduler"])
     summary = dict(infos["scheduler"]["episode"])
     summary["window_rewards"] = rewards
     summary["arrivals_key"] = arrivals_key(env)
     return summary
+
+
+def scheduler_action(scheduler: Any, view: dict[str, Any], observation: dict[str, Any]) -> Any:
+    """The scheduler's action for a window (module docstring): ``decide(view, observation)`` for a scheduler that
+    declares ``reads_observation``, ``decide(view)`` for every other."""
+    if getattr(scheduler, "reads_observation", False):
+        return scheduler.decide(view, observation)
+    return scheduler.decide(view)
 
 
 def arrivals_key(env: Any) -> str:

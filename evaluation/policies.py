@@ -5,6 +5,11 @@ A scheduler is named by one of:
 - a baseline of ``dcops.agents.schedulers.BASELINES`` (``priority_threshold``, ``earliest_deadline``, …);
 - ``oversight_aware``: ``priority_threshold`` reading the team posterior of the view
   (``dcops.agents.schedulers.OversightAwareScheduler``; a baseline of the evaluation, in the default rows);
+- ``ppo``: the RL scheduler (``dcops.agents.schedulers.LEARNED``; ``dcops.agents.schedulers.learned``), a
+  maskable-PPO network with shipped numpy weights that decides from the window's array observation
+  (``dcops.evaluation.play.scheduler_action``); ``ppo@<weights.npz>`` plays other weights of the same network
+  (``dcops train-scheduler-ppo`` writes ``ppo_scheduler.npz`` and the cloned-only ``bc_scheduler.npz``). Opt-in:
+  not among the default rows;
 - ``hindsight_bound``: the MILP upper bound row (``dcops.cluster.hindsight``; not a policy, see ``runner``);
 - ``llm:<mode>`` with mode ``constrained``, ``fewshot`` or ``grpo`` (the shipped adapter), or
   ``llm:grpo@<adapter dir>``: the language-model
@@ -44,9 +49,21 @@ def baseline_names() -> list[str]:
     return list(_evaluation_baselines())
 
 
+def learned_names() -> list[str]:
+    """The learned schedulers with shipped weights (``dcops.agents.schedulers.LEARNED``)."""
+    from dcops.agents.schedulers import LEARNED
+
+    return list(LEARNED)
+
+
 def validate_scheduler(name: str) -> str:
     """Check a scheduler name's form (not that a user module imports: that happens in the worker)."""
     if name == BOUND or name in baseline_names():
+        return name
+    learned, at, weights = name.partition("@")
+    if learned in learned_names():
+        if at and not weights:
+            raise ValueError(f"scheduler {name!r}: '{learned}@' needs a weights file after the '@'")
         return name
     if name.startswith(("http://", "https://")):
         return name
@@ -63,7 +80,8 @@ def validate_scheduler(name: str) -> str:
     if sep and module and attr:
         return name
     raise ValueError(
-        f"scheduler {name!r}: not a baseline ({', '.join(baseline_names())}), {BOUND!r}, "
+        f"scheduler {name!r}: not a baseline ({', '.join(baseline_names())}), a learned scheduler "
+        f"({', '.join(learned_names())}[@<weights.npz>]), {BOUND!r}, "
         "'llm:<mode>', 'module:callable' or an http(s) URL"
     )
 
@@ -85,6 +103,11 @@ def make_policy(name: str) -> Any:
     baselines = _evaluation_baselines()
     if name in baselines:
         return baselines[name]()
+    learned, at, weights = name.partition("@")
+    if learned in learned_names():
+        from dcops.agents.schedulers import LEARNED
+
+        return LEARNED[learned](weights) if at else LEARNED[learned]()
     if name.startswith(("http://", "https://")):
         return HttpPolicy(name)
     if name.startswith("llm:"):

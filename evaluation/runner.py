@@ -57,17 +57,22 @@ _LLM_POLICIES: dict[str, Any] = {}
 class CountingPolicy:
     """Wraps a policy and counts the requests it had to decide (the invalid-rate denominator) and those it
     reports as defaulted (``n_defaulted``, module docstring; the wrapped policy may be shared between episodes,
-    so only the increase during this episode counts)."""
+    so only the increase during this episode counts). It is handed the observation too
+    (``dcops.evaluation.play.scheduler_action``) and passes it on only to a policy that reads it."""
+
+    reads_observation = True
 
     def __init__(self, policy: Any) -> None:
         self.policy = policy
         self.pending = 0
         self.defaulted = 0
 
-    def decide(self, view: dict[str, Any]) -> Any:
+    def decide(self, view: dict[str, Any], observation: dict[str, Any] | None = None) -> Any:
+        from dcops.evaluation.play import scheduler_action
+
         self.pending += len(view["pending"])
         before = getattr(self.policy, "n_defaulted", 0)
-        decisions = self.policy.decide(view)
+        decisions = scheduler_action(self.policy, view, observation)
         self.defaulted += getattr(self.policy, "n_defaulted", 0) - before
         return decisions
 
@@ -92,23 +97,28 @@ def _config_kinds(mix: str) -> tuple[tuple[str, ...], dict[str, str]]:
     return config_kinds, substitute
 
 
+def env_kwargs(mix: str, condition: str, n_windows: int = 8, game_version: int = 1,
+               honest_agents: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """``dcops.parallel_env`` keyword arguments of a (mix, condition): the team kinds and factory (with
+    ``honest_agents`` in honest mode), the game version and the condition's configuration. The one recipe of a
+    matrix episode, shared by :func:`make_env` and whatever else must play the matrix's scenarios (the RL
+    scheduler's teacher data and training environments)."""
+    from dcops.agents.teams import honest_twin_factory, make_team
+
+    config_kinds, substitute = _config_kinds(mix)
+    factory = honest_twin_factory(honest_agents, factory=lambda kind: make_team(substitute.get(kind, kind)))
+    return {"team_factory": factory, "team_kinds": config_kinds, "game_version": game_version,
+            **env_config(mix, condition, n_windows)}
+
+
 def make_env(cell: Cell, honest_agents: frozenset[str] = frozenset()) -> Any:
     """The env of a cell's (mix, condition), with ``honest_agents`` in honest mode (cached per process)."""
     key = (cell.mix, cell.condition, cell.n_windows, cell.game_version, honest_agents)
     if key not in _ENVS:
         import dcops
-        from dcops.agents.teams import honest_twin_factory, make_team
 
-        config_kinds, substitute = _config_kinds(cell.mix)
-        factory = honest_twin_factory(
-            honest_agents, factory=lambda kind: make_team(substitute.get(kind, kind))
-        )
         _ENVS[key] = dcops.parallel_env(
-            team_factory=factory,
-            team_kinds=config_kinds,
-            game_version=cell.game_version,
-            **env_config(cell.mix, cell.condition, cell.n_windows),
-        )
+            **env_kwargs(cell.mix, cell.condition, cell.n_windows, cell.game_version, honest_agents))
     return _ENVS[key]
 
 

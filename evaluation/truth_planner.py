@@ -65,11 +65,13 @@ class PlanFollower:
 
 @dataclass
 class TruthPlannerResult:
-    """The best run's episode summary (as ``run_episode`` returns it), which start it came from, and every run."""
+    """The best run's episode summary (as ``run_episode`` returns it), which start it came from, every run, and
+    the best run's plan (request id -> planned start window; :class:`PlanFollower` replays it on the same seed)."""
 
     summary: dict[str, Any]
     start: str
     runs: list[dict[str, Any]] = field(default_factory=list)
+    starts: dict[str, int] = field(default_factory=dict)
 
 
 def play_truth_planner(env: Any, seed: int, passes: int = PASSES,
@@ -97,7 +99,7 @@ def play_truth_planner(env: Any, seed: int, passes: int = PASSES,
             incidents = [bool(w["incident"]) for w in summary["windows"]]
             runs.append({"start": start, "score": summary["score"], "incident_windows": int(sum(incidents))})
             if best is None or summary["score"] > best.summary["score"]:
-                best = TruthPlannerResult(summary, start)
+                best = TruthPlannerResult(summary, start, starts=dict(plan.starts))
             if not any(incidents):
                 break
             budget = np.where(incidents, REPAIR_CUT * budget, budget)

@@ -1,8 +1,10 @@
-"""Baseline schedulers over the public view: stated-priority threshold, EDF, carbon-aware greedy, trivial ones."""
+"""Baseline schedulers over the public view (stated-priority threshold, EDF, carbon-aware greedy, trivial ones) and
+the learned one (``ppo``, over the public array observation)."""
 
 from dcops.agents.schedulers.base import Capacity, GreedyScheduler
 from dcops.agents.schedulers.carbon_greedy import CarbonAwareScheduler
 from dcops.agents.schedulers.edf import EarliestDeadlineScheduler
+from dcops.agents.schedulers.learned import LearnedScheduler
 from dcops.agents.schedulers.oversight_aware import OversightAwareScheduler
 from dcops.agents.schedulers.threshold import PriorityThresholdScheduler
 from dcops.agents.schedulers.trivial import AcceptAllScheduler, RandomScheduler, RejectAllScheduler
@@ -16,7 +18,15 @@ BASELINES = {
 }
 """Every baseline by name (each class builds with defaults)."""
 
+LEARNED = {
+    "ppo": LearnedScheduler,
+}
+"""Every learned scheduler by name: each class builds with its shipped weights, or with a weights file as its one
+argument. Kept apart from :data:`BASELINES` because these read the window's array observation
+(``reads_observation``; ``dcops.evaluation.play.scheduler_action``), not only the view, and so that the
+baselines' published tables stay the baselines'."""
+
 __all__ = [
-    "BASELINES", "AcceptAllScheduler", "Capacity", "CarbonAwareScheduler", "EarliestDeadlineScheduler",
-    "GreedyScheduler", "OversightAwareScheduler", "PriorityThresholdScheduler", "RandomScheduler", "RejectAllScheduler",
+    "BASELINES", "LEARNED", "AcceptAllScheduler", "Capacity", "CarbonAwareScheduler", "EarliestDeadlineScheduler",
+    "GreedyScheduler", "LearnedScheduler", "OversightAwareScheduler", "PriorityThresholdScheduler", "RandomScheduler", "RejectAllScheduler",
 ]

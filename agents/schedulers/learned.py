@@ -1,0 +1,154 @@
+"""The RL scheduler (``ppo``): a slot-scoring network trained by behaviour cloning and MaskablePPO, run in numpy.
+
+Trained by ``dcops train-scheduler-ppo`` (:mod:`dcops.training.scheduler.ppo`) and exported to
+``data/ppo_scheduler.npz`` (arrays only, read with ``np.load(allow_pickle=False)``) beside
+``data/ppo_scheduler.json`` (the recipe: hyperparameters, seeds, steps, wall time, versions, validation
+figures). Run time needs those two files and numpy; torch is never imported here.
+
+**What it reads.** Only the scheduler's array observation (``dcops.cluster.observation``: ``requests``,
+``request_mask``, ``action_mask``, ``cluster``, ``zones``, ``teams``), the same arrays
+``dcops.env.SchedulerEnv`` gives a learner; never the structured view. So it declares
+``reads_observation = True``: the evaluation (``dcops.evaluation.play.scheduler_action``) then calls
+``decide(view, observation)`` with the window's observation, and the scheduler answers the array action
+(``MultiDiscrete([2 + max_defer] × max_slots)`` codes: 0 ACCEPT, 1 REJECT, 1 + k DEFER by k windows), which the
+environment validates like any action. ``view`` is accepted for the protocol and ignored (tested with ``None``).
+
+**Network** (:class:`SlotPolicy`; S slots, A codes, H hidden units; every request slot is scored by the same
+weights, so the policy does not care which slot a request landed in):
+
+1. per slot, ``x_s`` = the request's row (26), its team's row of ``teams`` (15; the team index is
+   ``requests[:, 1] · (T − 1)``), and three sums over the valid requests ahead of it in priority_threshold's
+   order (higher stated priority, or equal and an earlier slot): their stated kW (in units of 200 kW, as the
+   row's), the same over those on its GPU model, and their GPUs (in units of 128) on its GPU model; what a
+   greedy admitter compares with the power headroom and the zones' free GPUs and power;
+2. the global context ``g`` = ``cluster`` (20), ``zones`` (Z · 7), ``teams`` (T · 15), embedded
+   ``g_e = tanh(g Wg + bg)``;
+3. ``e_s = tanh(x_s W1 + g_e U1 + b1)``; their mean over valid slots ``p``; ``h_s = tanh(e_s W2 + p U2 + b2)``;
+4. logits ``h_s W3 + b3`` (A per slot); invalid codes (``action_mask`` 0) are excluded and each slot takes
+   its highest remaining logit: SB3's ``predict(deterministic=True)`` of the masked multi-categorical.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+WEIGHTS_PACKAGE = "dcops.agents.schedulers"
+WEIGHTS_NPZ = "data/ppo_scheduler.npz"
+WEIGHTS_JSON = "data/ppo_scheduler.json"
+PARAM_NAMES: tuple[str, ...] = ("Wg", "bg", "W1", "U1", "b1", "W2", "U2", "b2", "W3", "b3")
+"""The arrays of :class:`SlotPolicy`, each (inputs, outputs) or (outputs,)."""
+N_SLOT_EXTRA = 3
+"""Per-slot features computed from the observation (``ahead_kw``, ``ahead_same_gpu_kw``,
+``ahead_same_gpu_gpus``), after the request and team rows."""
+
+
+def slot_inputs(requests: NDArray[np.floating], request_mask: NDArray[np.floating],
+                teams: NDArray[np.floating]) -> NDArray[np.float64]:
+    """Per-slot inputs ``(..., S, 26 + 15 + 3)`` (module docstring, step 1) from batched or single arrays."""
+    requests = np.asarray(requests, dtype=np.float64)
+    valid = np.asarray(request_mask, dtype=np.float64)
+    teams = np.asarray(teams, dtype=np.float64)
+    n_teams = teams.shape[-2]
+    index = np.clip(np.rint(requests[..., 1] * (n_teams - 1)), 0, n_teams - 1).astype(np.int64)
+    team_rows = np.take_along_axis(teams, index[..., None], axis=-2)
+    priority = requests[..., 18]
+    kw = requests[..., 12] * valid
+    s = requests.shape[-2]
+    earlier = np.tri(s, s, -1, dtype=bool)  # earlier[s, j]: j < s
+    ahead = (priority[..., None, :] > priority[..., :, None]) | (
+        (priority[..., None, :] == priority[..., :, None]) & earlier)
+    gpu = requests[..., 15:18]
+    same = ahead & ((gpu[..., :, None, :] * gpu[..., None, :, :]).sum(-1) > 0.5)
+    gpus = requests[..., 14] * valid
+    extra = [(ahead * kw[..., None, :]).sum(-1), (same * kw[..., None, :]).sum(-1), (same * gpus[..., None, :]).sum(-1)]
+    return np.concatenate([requests, team_rows, np.stack(extra, axis=-1)], axis=-1)
+
+
+def global_inputs(cluster: NDArray[np.floating], zones: NDArray[np.floating],
+                  teams: NDArray[np.floating]) -> NDArray[np.float64]:
+    """The global context ``g`` ``(..., 20 + Z·7 + T·15)`` (module docstring, step 2)."""
+    cluster = np.asarray(cluster, dtype=np.float64)
+    lead = cluster.shape[:-1]
+    return np.concatenate([cluster, np.asarray(zones, dtype=np.float64).reshape(*lead, -1),
+                           np.asarray(teams, dtype=np.float64).reshape(*lead, -1)], axis=-1)
+
+
+@dataclass(frozen=True)
+class SlotPolicy:
+    """The exported actor (module docstring, **Network**), float64; ``params`` by :data:`PARAM_NAMES`."""
+
+    params: dict[str, NDArray[np.float64]]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def n_codes(self) -> int:
+        return int(self.params["b3"].shape[0])
+
+    def logits(self, observation: dict[str, NDArray[Any]]) -> NDArray[np.float64]:
+        """Unmasked logits ``(..., S, A)`` of one observation or a batch (arrays with a leading batch axis)."""
+        p = self.params
+        x = slot_inputs(observation["requests"], observation["request_mask"], observation["teams"])
+        g = global_inputs(observation["cluster"], observation["zones"], observation["teams"])
+        valid = np.asarray(observation["request_mask"], dtype=np.float64)[..., None]
+        g_e = np.tanh(g @ p["Wg"] + p["bg"])
+        e = np.tanh(x @ p["W1"] + (g_e @ p["U1"])[..., None, :] + p["b1"])
+        pooled = (e * valid).sum(-2) / np.maximum(valid.sum(-2), 1.0)
+        h = np.tanh(e @ p["W2"] + (pooled @ p["U2"])[..., None, :] + p["b2"])
+        return h @ p["W3"] + p["b3"]
+
+    def act(self, observation: dict[str, NDArray[Any]]) -> NDArray[np.int64]:
+        """The deterministic masked action: per slot, the valid code with the highest logit ``(..., S)``."""
+        logits = self.logits(observation)
+        mask = np.asarray(observation["action_mask"]).reshape(logits.shape).astype(bool)
+        return np.where(mask, logits, -np.inf).argmax(-1).astype(np.int64)
+
+    def save(self, path: str | Path) -> None:
+        """Write the arrays (``.npz``) and, beside it, the metadata (``.json``)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        np.savez_compressed(path, **{name: self.params[name] for name in PARAM_NAMES})
+        path.with_suffix(".json").write_text(json.dumps(self.metadata, indent=2, default=str) + "\n")
+
+    @classmethod
+    def load(cls, path: str | Path) -> SlotPolicy:
+        """Read a policy written by :meth:`save` (arrays only: no code is ever unpickled)."""
+        path = Path(path)
+        with np.load(path, allow_pickle=False) as data:
+            params = {name: data[name].astype(np.float64) for name in PARAM_NAMES}
+        meta = path.with_suffix(".json")
+        return cls(params, json.loads(meta.read_text()) if meta.exists() else {})
+
+
+@cache
+def shipped_policy() -> SlotPolicy:
+    """The shipped weights (package data), read once per process."""
+    root = resources.files(WEIGHTS_PACKAGE)
+    with resources.as_file(root / WEIGHTS_NPZ) as npz:
+        return SlotPolicy.load(npz)
+
+
+@dataclass
+class LearnedScheduler:
+    """The ``ppo`` scheduler: :class:`SlotPolicy` on the window's observation (module docstring).
+
+    :param weights: an ``.npz`` written by :meth:`SlotPolicy.save`; None: the shipped weights.
+    """
+
+    weights: str | None = None
+    name: str = "ppo"
+    reads_observation: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        self.policy = shipped_policy() if self.weights is None else SlotPolicy.load(self.weights)
+
+    def decide(self, view: Any, observation: dict[str, NDArray[Any]]) -> NDArray[np.int64]:
+        """The window's array action from the observation alone (``view`` is ignored)."""
+        return self.policy.act(observation)

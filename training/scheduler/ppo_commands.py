@@ -1,0 +1,96 @@
+"""Sub-commands of the RL scheduler (see ``dcops.cli``): ``dcops scheduler-teacher`` (teacher data) and
+``dcops train-scheduler-ppo`` (behaviour cloning on it, then MaskablePPO, then the numpy export).
+
+The published run (``agents/schedulers/data/ppo_scheduler.json`` records its recipe; README, *RL scheduler*)::
+
+    dcops scheduler-teacher --teachers priority_threshold --seeds 1000 --validation-seeds 200 --out runs/scheduler_teacher
+    dcops scheduler-teacher --teachers truth_planner --seeds 120 --validation-seeds 40 --planner-passes 2 \\
+        --planner-starts electrical --out runs/scheduler_teacher
+    dcops train-scheduler-ppo --data runs/scheduler_teacher --out runs/scheduler_ppo --install
+
+Only argparse runs at import; numpy, torch and sb3-contrib are imported inside ``run``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from dcops.command import Command
+
+
+def _csv(text: str) -> tuple[str, ...]:
+    return tuple(t.strip() for t in text.split(",") if t.strip())
+
+
+def _teacher_arguments(parser: argparse.ArgumentParser) -> None:
+    p = parser.add_argument
+    p("--seeds", type=int, default=200, help="training seeds 1000..1000+N-1 (default 200; at most 1000)")
+    p("--validation-seeds", type=int, default=40, help="validation seeds 2000..2000+M-1 (default 40)")
+    p("--teachers", type=_csv, default=("truth_planner", "priority_threshold"),
+      help="comma-separated teachers (default truth_planner,priority_threshold)")
+    p("--out", type=Path, default=Path("runs/scheduler_teacher"), help="dataset folder (shards, merged .npz, manifest)")
+    p("--planner-passes", type=int, default=4, help="truth planner: plans per start budget (default 4)")
+    p("--planner-starts", type=_csv, default=("electrical", "probe"),
+      help="truth planner: start budgets (default electrical,probe)")
+    p("--workers", type=int, default=1, help="worker processes (default 1)")
+    p("--no-progress", action="store_true", help="no progress bar")
+
+
+def _teacher_run(args: argparse.Namespace) -> int:
+    import json
+
+    from dcops.training.scheduler.teacher import build_teacher_dataset
+
+    manifest = build_teacher_dataset(args.out, args.seeds, args.validation_seeds, teachers=args.teachers,
+                                     workers=args.workers, progress=not args.no_progress,
+                                     planner_passes=args.planner_passes, planner_starts=args.planner_starts)
+    print(json.dumps(manifest["teachers"], indent=2))
+    print(f"wrote {args.out}/manifest.json")
+    return 0
+
+
+def _train_arguments(parser: argparse.ArgumentParser) -> None:
+    from dcops.training.scheduler.ppo_config import SchedulerPPOConfig
+
+    p = parser.add_argument
+    p("--data", type=Path, default=Path("runs/scheduler_teacher"), help="teacher dataset folder (scheduler-teacher)")
+    p("--out", type=Path, default=Path("runs/scheduler_ppo"),
+      help="run folder: ppo_scheduler.npz/.json, bc_scheduler.npz, learning_curve.csv/.png, checkpoint/")
+    p("--resume", action="store_true", help="continue PPO from <out>/checkpoint (no cloning)")
+    p("--tensorboard", type=Path, default=None, help="TensorBoard folder (default none)")
+    p("--install", action="store_true",
+      help="also copy the chosen weights and recipe to the package (agents/schedulers/data/ppo_scheduler.*)")
+    for name, default in vars(SchedulerPPOConfig()).items():
+        kind = type(default) if default is not None else float
+        p(f"--{name.replace('_', '-')}", type=kind, default=default, help=f"(default {default})")
+
+
+def _train_run(args: argparse.Namespace) -> int:
+    import shutil
+    from dataclasses import fields
+
+    from dcops.training.scheduler.ppo import train_scheduler_ppo
+    from dcops.training.scheduler.ppo_config import SchedulerPPOConfig
+
+    config = SchedulerPPOConfig(**{f.name: getattr(args, f.name) for f in fields(SchedulerPPOConfig)})
+    record = train_scheduler_ppo(args.data, args.out, config, resume=args.resume, log_dir=args.tensorboard)
+    print(f"BC accuracy (validation decisions): {record['bc_accuracy']['validation']['decision_accuracy']:.3f}; "
+          f"kept step {record['selected_timesteps']}: validation {record['selected_validation_score']:+.4f} "
+          f"against priority_threshold {record['reference_validation_score']:+.4f}")
+    if args.install:
+        from importlib import resources
+
+        target = resources.files("dcops.agents.schedulers") / "data"
+        for suffix in (".npz", ".json"):
+            shutil.copyfile(args.out / f"ppo_scheduler{suffix}", Path(str(target)) / f"ppo_scheduler{suffix}")
+        print(f"installed into {target}")
+    return 0
+
+
+COMMANDS = [
+    Command("scheduler-teacher", "teacher data for the RL scheduler: truth planner and priority_threshold "
+            "decisions beside the public observation, fixed seed split", _teacher_arguments, _teacher_run),
+    Command("train-scheduler-ppo", "RL scheduler: behaviour cloning on teacher data, MaskablePPO, numpy export",
+            _train_arguments, _train_run),
+]

@@ -1,0 +1,66 @@
+"""Hyperparameters of the RL scheduler's training (:mod:`dcops.training.scheduler.ppo`), in a module of their own
+so that ``dcops train-scheduler-ppo --help`` lists them without importing torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class SchedulerPPOConfig:
+    """Hyperparameters of :func:`train_scheduler_ppo` (the defaults are the shipped run's; it was trained to 100k
+    steps and resumed to 160k, README's *RL scheduler*).
+
+    :param seed: seeds torch, the environments and the cloning's batch order.
+    :param teacher: teacher whose decisions are cloned (``priority_threshold`` or ``truth_planner``).
+    :param hidden: hidden units H of the slot network.
+    :param bc_epochs: passes over the teacher's training split.
+    :param bc_batch_size: windows per cloning batch.
+    :param bc_learning_rate: Adam learning rate of the cloning.
+    :param dagger_rounds: rounds of DAgger after the cloning (``priority_threshold`` only: a public teacher can
+        be asked about any window): the cloned policy plays ``dagger_episodes`` fresh episodes, the teacher
+        labels every window it visited, and the policy is cloned again on everything so far for
+        ``dagger_epochs``; it corrects the states a pure clone never saw its teacher in, where its errors
+        compound.
+    :param dagger_episodes: episodes played per DAgger round (seeds ``3000 …``, disjoint from every split).
+    :param dagger_epochs: cloning passes after each DAgger round.
+    :param warm_start_temperature: the cloned logits are divided by this before PPO (step 2).
+    :param timesteps: PPO environment steps (admission windows) after the cloning.
+    :param n_envs: environments stepped in turn (``DummyVecEnv``).
+    :param n_steps: steps per environment per rollout.
+    :param batch_size: PPO minibatch size.
+    :param n_epochs: PPO epochs per rollout.
+    :param learning_rate: PPO Adam learning rate.
+    :param gamma: discount per window (the episode score is the mean window reward: 1 weighs windows equally).
+    :param gae_lambda: GAE lambda.
+    :param clip_range: PPO clip range.
+    :param ent_coef: entropy bonus.
+    :param target_kl: early stop of PPO epochs beyond this KL (the log-probability sums 48 slots, so a small
+        change per slot is a large one per action; None: no early stop).
+    :param eval_every: PPO steps between validation evaluations.
+    :param n_validation_seeds: validation seeds ``2000 …`` (every 42 consecutive seeds cover every scenario).
+    """
+
+    seed: int = 0
+    teacher: str = "priority_threshold"
+    hidden: int = 64
+    bc_epochs: int = 30
+    bc_batch_size: int = 64
+    bc_learning_rate: float = 1e-3
+    dagger_rounds: int = 0
+    dagger_episodes: int = 200
+    dagger_epochs: int = 6
+    warm_start_temperature: float = 2.0
+    timesteps: int = 160_000
+    n_envs: int = 8
+    n_steps: int = 256
+    batch_size: int = 256
+    n_epochs: int = 4
+    learning_rate: float = 1e-4
+    gamma: float = 1.0
+    gae_lambda: float = 0.95
+    clip_range: float = 0.1
+    ent_coef: float = 0.0
+    target_kl: float | None = 0.03
+    eval_every: int = 10_000
+    n_validation_seeds: int = 84

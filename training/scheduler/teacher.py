@@ -1,0 +1,282 @@
+"""Teacher data for the RL scheduler: what a teacher decided, window by window, beside what the student sees.
+
+``dcops scheduler-teacher --seeds N --validation-seeds M --out DIR`` plays each seed with each teacher and
+records, for every admission window:
+
+- the scheduler's **public observation exactly as** ``dcops.env.SchedulerEnv`` **gives it**: the arrays of
+  ``dcops.cluster.observation`` (``requests`` (S, 26), ``request_mask`` (S,), ``action_mask`` (S · A,),
+  ``cluster`` (20,), ``zones`` (Z, 7), ``teams`` (T, 15)), the dict the learned policy reads, key by key;
+- the teacher's decisions as **per-slot codes** of the array action (``dcops.cluster.decisions``: 0 ACCEPT,
+  1 REJECT, 1 + k DEFER by k windows; empty slots 0): :func:`decisions_to_codes`;
+- the window reward, and the seed, window, mix and condition.
+
+**Teachers.** ``truth_planner`` (privileged: it plans from the episode's private truth through the evaluator
+API, ``dcops.evaluation.truth_planner``; the student sees only the public observation of the windows it
+played) and ``priority_threshold`` (the best public baseline of the evaluation). The episode is played *with
+the recorded codes* (the array action), so the stored observations are exactly the ones those codes lead to:
+replaying the codes in a ``SchedulerEnv`` of the same scenario and seed gives the same arrays (tested). Two
+places where the array action cannot say what the teacher said: a DEFER further than ``max_defer`` windows
+becomes DEFER by ``max_defer`` (the request comes back and is deferred again, to the same effect; counted as
+``clipped_defers``), and requests past the ``max_slots`` slots get the environment's default.
+
+**Scenarios.** The evaluation matrix's (``dcops.evaluation.matrix``): seed ``s`` plays mix
+``MIXES[s % 7]`` under condition ``CONDITIONS[(s // 7) % 6]`` (:func:`scenario_of`), so every 42 consecutive
+seeds cover every (mix, condition) once, with the matrix's team factory and configuration
+(``dcops.evaluation.runner.env_kwargs``), game version 1.
+
+**Split, fixed by seed**: training seeds ``1000 … 1000 + N − 1`` (N ≤ 1000), validation seeds
+``2000 … 2000 + M − 1`` (M ≤ 1000); the evaluation's public seeds 0–19 are never used (and ``dcops eval``
+resets them through a keyed HMAC anyway, ``dcops.boundary``).
+
+**Output** (``DIR``): ``shards/<teacher>/<seed>.npz`` as each seed finishes (a rerun skips the seeds on disk:
+resumable), then ``<teacher>_<split>.npz`` with every window of the split end to end and ``manifest.json``
+(seeds, split, counts, teachers' mean episode scores, clipped defers, package versions). Arrays are read with
+``np.load(allow_pickle=False)``.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+OBS_KEYS: tuple[str, ...] = ("requests", "request_mask", "action_mask", "cluster", "zones", "teams")
+"""The keys of the scheduler's observation (``dcops.cluster.observation``), stored as they come."""
+TEACHERS: tuple[str, ...] = ("truth_planner", "priority_threshold")
+TRAIN_SEED_START = 1000
+VALIDATION_SEED_START = 2000
+MAX_SPLIT_SEEDS = 1000
+"""At most this many seeds per split, so the two ranges never meet."""
+
+
+def split_seeds(n_train: int, n_validation: int) -> dict[str, list[int]]:
+    """The fixed split (module docstring): ``{"train": [...], "validation": [...]}``."""
+    for name, n in (("n_train", n_train), ("n_validation", n_validation)):
+        if not 0 <= n <= MAX_SPLIT_SEEDS:
+            raise ValueError(f"{name}: between 0 and {MAX_SPLIT_SEEDS} seeds, got {n}")
+    return {"train": list(range(TRAIN_SEED_START, TRAIN_SEED_START + n_train)),
+            "validation": list(range(VALIDATION_SEED_START, VALIDATION_SEED_START + n_validation))}
+
+
+def scenario_of(seed: int) -> tuple[str, str]:
+    """The (mix, condition) of the evaluation matrix a teacher seed plays (module docstring)."""
+    from dcops.evaluation.matrix import CONDITIONS, MIXES
+
+    mixes, conditions = list(MIXES), list(CONDITIONS)
+    return mixes[seed % len(mixes)], conditions[(seed // len(mixes)) % len(conditions)]
+
+
+def scenario_env_kwargs(seed: int, n_windows: int = 8) -> dict[str, Any]:
+    """``dcops.parallel_env`` / ``SchedulerEnv`` keyword arguments of the seed's scenario (game version 1)."""
+    from dcops.evaluation.runner import env_kwargs
+
+    mix, condition = scenario_of(seed)
+    return env_kwargs(mix, condition, n_windows, game_version=1)
+
+
+def decisions_to_codes(decisions: Any, view: dict[str, Any], max_slots: int, max_defer: int) -> tuple[np.ndarray, int]:
+    """Structured decisions (a list, or ``{"decisions": [...]}``) as the array action's per-slot codes, and how
+    many DEFERs were clipped to ``max_defer`` windows. A pending request with no decision gets the environment's
+    default (DEFER to the next window, REJECT in the last); empty slots get 0 (ignored)."""
+    if isinstance(decisions, dict):
+        decisions = decisions.get("decisions", [])
+    by_id = {d["request_id"]: d for d in decisions}
+    window, last = view["window"], view["n_windows"] - 1
+    codes = np.zeros(max_slots, dtype=np.int64)
+    clipped = 0
+    for item in view["pending"]:
+        slot = item["slot"]
+        if slot is None:
+            continue
+        decision = by_id.get(item["request_id"])
+        kind = str(decision["decision"]).upper() if decision else ("REJECT" if window == last else "DEFER")
+        if kind == "ACCEPT":
+            codes[slot] = 0
+        elif kind == "REJECT":
+            codes[slot] = 1
+        else:
+            target = decision.get("defer_to_window") if decision else window + 1
+            k = int(target) - window
+            if k > max_defer:
+                clipped += 1
+                k = max_defer
+            codes[slot] = 1 + k
+    return codes, clipped
+
+
+def record_episode(env: Any, decide: Callable[[dict[str, Any]], Any], seed: int) -> dict[str, Any]:
+    """Play ``seed`` on ``env`` (a ``dcops.parallel_env`` with the structured view) with ``decide(view)``, stepping
+    with the codes of its decisions; return the window arrays (module docstring) and the episode's score."""
+    cfg = env.config
+    observations, infos = env.reset(seed=seed)
+    rows: dict[str, list[Any]] = {key: [] for key in (*OBS_KEYS, "action", "reward", "window")}
+    clipped = 0
+    while env.agents:
+        obs = observations["scheduler"]
+        view = infos["scheduler"]["view"]
+        codes, n_clipped = decisions_to_codes(decide(view), view, cfg.max_slots, cfg.max_defer)
+        clipped += n_clipped
+        for key in OBS_KEYS:
+            rows[key].append(obs[key].copy())
+        rows["action"].append(codes.astype(np.int8))
+        rows["window"].append(view["window"])
+        observations, rewards, _, _, infos = env.step({"scheduler": codes})
+        rows["reward"].append(rewards["scheduler"])
+    arrays = {key: np.stack(values) for key, values in rows.items() if key not in ("reward", "window")}
+    arrays["reward"] = np.asarray(rows["reward"], dtype=np.float32)
+    arrays["window"] = np.asarray(rows["window"], dtype=np.int16)
+    arrays["seed"] = np.full(len(rows["window"]), seed, dtype=np.int64)
+    return {"arrays": arrays, "score": float(infos["scheduler"]["episode"]["score"]), "clipped_defers": clipped}
+
+
+_ENVS: dict[tuple[str, str], Any] = {}
+
+
+def _scenario_env(seed: int) -> Any:
+    """The seed's scenario environment (cached per process, as the evaluation's runner caches its own)."""
+    key = scenario_of(seed)
+    if key not in _ENVS:
+        import dcops
+
+        _ENVS[key] = dcops.parallel_env(**scenario_env_kwargs(seed))
+    return _ENVS[key]
+
+
+def teacher_episode(task: tuple[str, int, int, tuple[str, ...]]) -> dict[str, Any]:
+    """One (teacher, seed, planner passes, planner starts): the recorded episode (:func:`record_episode`) plus the
+    teacher's own score (for the truth planner, its best structured run's; the recorded replay of its plan can
+    differ where a DEFER was clipped or a request overflowed the slots). Module-level, so worker processes can
+    run it."""
+    teacher, seed, passes, starts = task
+    env = _scenario_env(seed)
+    started = time.perf_counter()
+    if teacher == "truth_planner":
+        from dcops.evaluation.truth_planner import PlanFollower, play_truth_planner
+
+        planned = play_truth_planner(env, seed, passes=passes, starts=starts)
+        record = record_episode(env, PlanFollower(planned.starts).decide, seed)
+        record["teacher_score"] = float(planned.summary["score"])
+    elif teacher == "priority_threshold":
+        from dcops.agents.schedulers import PriorityThresholdScheduler
+
+        record = record_episode(env, PriorityThresholdScheduler().decide, seed)
+        record["teacher_score"] = record["score"]
+    else:
+        raise ValueError(f"teacher: unknown {teacher!r}; known: {TEACHERS}")
+    record["wall_s"] = time.perf_counter() - started
+    return record
+
+
+def _shard_path(out: Path, teacher: str, seed: int) -> Path:
+    return out / "shards" / teacher / f"{seed}.npz"
+
+
+def _write_shard(path: Path, record: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, **record["arrays"], score=np.asarray(record["score"]),
+                        teacher_score=np.asarray(record["teacher_score"]),
+                        clipped_defers=np.asarray(record["clipped_defers"]), wall_s=np.asarray(record["wall_s"]))
+    tmp.replace(path)  # a crash never leaves a half-written shard that a rerun would trust
+
+
+def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
+                          teachers: Sequence[str] = TEACHERS, workers: int = 1, progress: bool = True,
+                          planner_passes: int = 4, planner_starts: tuple[str, ...] = ("electrical", "probe"),
+                          ) -> dict[str, Any]:
+    """Play every missing (teacher, seed), then merge the shards of each (teacher, split) and write the manifest
+    (module docstring); a manifest already in ``out`` keeps its entries of the teachers not played here. Returns
+    the manifest.
+
+    :param planner_passes: plans the truth planner follows per start budget (``play_truth_planner``'s
+        ``passes``; it stops early once a plan runs without incident). About 15 s a seed here with the
+        defaults; ``2`` and ``("electrical",)`` take about a third of that.
+    :param planner_starts: the truth planner's start budgets.
+    """
+    from dcops.evaluation.play import ordered_map
+
+    out = Path(out)
+    unknown = [t for t in teachers if t not in TEACHERS]
+    if unknown:
+        raise ValueError(f"teachers: unknown {unknown}; known: {TEACHERS}")
+    splits = split_seeds(n_train, n_validation)
+    # The slow teacher first, interleaved over seeds, so a stopped run has both splits of it partly done.
+    tasks = [(t, s, planner_passes, tuple(planner_starts)) for t in teachers for s in sorted(splits["train"] + splits["validation"])
+             if not _shard_path(out, t, s).exists()]
+    started = time.perf_counter()
+    bar = None
+    if progress and tasks:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(tasks), desc="teacher episodes", unit="ep")
+    for (teacher, seed, _, _), record in ordered_map(teacher_episode, tasks, workers):
+        _write_shard(_shard_path(out, teacher, seed), record)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+    previous = json.loads((out / "manifest.json").read_text()) if (out / "manifest.json").exists() else {}
+    manifest: dict[str, Any] = {
+        "scenario_rule": "mix = MIXES[seed % 7], condition = CONDITIONS[(seed // 7) % 6] (dcops.evaluation.matrix)",
+        "teachers": previous.get("teachers", {}),
+        "observation_keys": list(OBS_KEYS),
+        "action": "per-slot codes: 0 ACCEPT, 1 REJECT, 1 + k DEFER by k windows (empty slots 0)",
+        "play_seconds_last_run": round(time.perf_counter() - started, 1),
+        "versions": _versions(),
+    }
+    for teacher in teachers:
+        entry: dict[str, Any] = {"seeds": {name: f"{seeds[0]}-{seeds[-1]}" if seeds else ""
+                                           for name, seeds in splits.items()}}
+        if teacher == "truth_planner":
+            entry["planner"] = {"passes": planner_passes, "starts": list(planner_starts)}
+        for split, seeds in splits.items():
+            if not seeds:
+                continue
+            merged, scores, teacher_scores, clipped, wall = _merge([_shard_path(out, teacher, s) for s in seeds])
+            path = out / f"{teacher}_{split}.npz"
+            np.savez_compressed(path, **merged)
+            entry[split] = {"file": path.name, "seeds": len(seeds), "windows": int(len(merged["seed"])),
+                            "decisions": int(merged["request_mask"].sum()),
+                            "mean_score_recorded": float(np.mean(scores)),
+                            "mean_score_teacher": float(np.mean(teacher_scores)),
+                            "clipped_defers": int(clipped), "play_seconds": round(float(wall), 1)}
+        manifest["teachers"][teacher] = entry
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return manifest
+
+
+def _merge(paths: list[Path]) -> tuple[dict[str, np.ndarray], list[float], list[float], int, float]:
+    parts: dict[str, list[np.ndarray]] = {}
+    scores, teacher_scores, clipped, wall = [], [], 0, 0.0
+    for path in paths:
+        with np.load(path, allow_pickle=False) as data:
+            for key in (*OBS_KEYS, "action", "reward", "window", "seed"):
+                parts.setdefault(key, []).append(data[key])
+            scores.append(float(data["score"]))
+            teacher_scores.append(float(data["teacher_score"]))
+            clipped += int(data["clipped_defers"])
+            wall += float(data["wall_s"])
+    return {k: np.concatenate(v) for k, v in parts.items()}, scores, teacher_scores, clipped, wall
+
+
+def _versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    found = {"python": platform.python_version(), "numpy": np.__version__}
+    for package in ("dcops", "scipy", "gymnasium"):
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            found[package] = "not installed"
+    return found
+
+
+def load_split(directory: str | Path, teacher: str, split: str) -> dict[str, np.ndarray]:
+    """The merged arrays of one teacher's split (``np.load(allow_pickle=False)``, read into memory)."""
+    with np.load(Path(directory) / f"{teacher}_{split}.npz", allow_pickle=False) as data:
+        return {key: data[key] for key in data.files}
