@@ -75,6 +75,8 @@ def _run_server_scaling(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.rounds < 1:
+        raise SystemExit(f"dcops bench: --rounds: must be at least 1, got {args.rounds}")
     if args.server:
         return _run_server_scaling(args)
     from dcops.bench import physics_bench
@@ -125,7 +127,7 @@ def _compare_against(args: argparse.Namespace, figures: dict[str, Any]) -> None:
     print()
     try:
         table = compare_revision(args.against, args.rounds)
-    except (ValueError, OSError) as error:
+    except (ValueError, OSError, RuntimeError) as error:
         print(f"Side by side against {args.against}: skipped ({error})")
         figures["against"] = {"revision": args.against, "skipped": str(error)}
         return

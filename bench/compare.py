@@ -105,7 +105,13 @@ def compare(baseline: str, rounds: int = 3) -> dict[str, dict[str, float]]:
     for k in range(rounds):
         order = [None, baseline] if k % 2 == 0 else [baseline, None]
         processes = {tree: _start(tree) for tree in order}
-        results = {tree: json.loads(p.communicate()[0]) for tree, p in processes.items()}
+        results = {}
+        for tree, process in processes.items():
+            output = process.communicate()[0]
+            if process.returncode != 0:
+                raise RuntimeError(f"the probe of {tree or 'this tree'} failed (exit {process.returncode}); "
+                                   "its error is printed above")
+            results[tree] = json.loads(output)
         ours.append(results[None])
         theirs.append(results[baseline])
     table: dict[str, dict[str, float]] = {}

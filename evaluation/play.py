@@ -3,7 +3,9 @@
 Below every evaluation module that plays episodes (the cluster report, the matrix runner, the ladder, the
 truth planner, the scheduler search), so none of them needs another to play.
 
-**What a scheduler is given** (:func:`scheduler_action`, the one place that asks it). Every scheduler gets the
+**What a scheduler is given** (:func:`scheduler_action`, through which ``dcops eval`` asks every scheduler: its
+cells and :func:`run_episode`; other tools that call ``decide(view)`` directly, such as the ladder and the
+injection test, play view-reading schedulers only). Every scheduler gets the
 window's structured public view (``infos["scheduler"]["view"]``) through ``decide(view)``. A scheduler that
 decides from the array observation instead (the learned ``ppo`` scheduler,
 ``dcops.agents.schedulers.learned``: its network reads the arrays ``dcops.env.SchedulerEnv`` gives a learner,

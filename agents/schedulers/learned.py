@@ -121,10 +121,29 @@ class SlotPolicy:
     def load(cls, path: str | Path) -> SlotPolicy:
         """Read a policy written by :meth:`save` (arrays only: no code is ever unpickled)."""
         path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"weights {path}: no such file")
         with np.load(path, allow_pickle=False) as data:
+            missing = [name for name in PARAM_NAMES if name not in data.files]
+            if missing:
+                raise ValueError(f"weights {path}: not a slot policy, arrays {missing} are missing")
             params = {name: data[name].astype(np.float64) for name in PARAM_NAMES}
+        _check_shapes(params, path)
         meta = path.with_suffix(".json")
         return cls(params, json.loads(meta.read_text()) if meta.exists() else {})
+
+
+def _check_shapes(params: dict[str, NDArray[np.float64]], path: Path) -> None:
+    """Refuse arrays that do not chain into the network (module docstring), naming the array."""
+    hidden = params["b1"].shape[0] if params["b1"].ndim == 1 else -1
+    expected = {"Wg": (None, params["bg"].shape[0]), "U1": (params["bg"].shape[0], hidden), "W1": (None, hidden),
+                "W2": (hidden, hidden), "U2": (hidden, hidden), "b2": (hidden,), "W3": (hidden, None),
+                "b3": (params["W3"].shape[-1],)}
+    for name, shape in expected.items():
+        got = params[name].shape
+        if len(got) != len(shape) or any(want is not None and want != have for want, have in zip(shape, got, strict=True)):
+            raise ValueError(f"weights {path}: array {name} has shape {got}, the network needs "
+                             f"{tuple('any' if w is None else w for w in shape)}")
 
 
 @cache

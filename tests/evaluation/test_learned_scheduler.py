@@ -93,3 +93,18 @@ def test_the_ppo_scheduler_runs_without_torch():
             "assert s['invalid_entries'] == 0, s['invalid_entries']\n"
             "assert 'torch' not in sys.modules, 'torch was imported'\n")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=300)
+
+
+def test_bad_weights_files_are_refused_naming_the_file_and_array(tmp_path):
+    with pytest.raises(ValueError, match="no such file"):
+        SlotPolicy.load(tmp_path / "absent.npz")
+    np.savez(tmp_path / "other.npz", w0=np.zeros((2, 2)))
+    with pytest.raises(ValueError, match=r"not a slot policy, arrays \['Wg'"):
+        SlotPolicy.load(tmp_path / "other.npz")
+    params = dict(shipped_policy().params)
+    params["W2"] = params["W2"][:, :-1]  # one hidden unit short: the layers no longer chain
+    np.savez(tmp_path / "cut.npz", **params)
+    with pytest.raises(ValueError, match="array W2 has shape"):
+        SlotPolicy.load(tmp_path / "cut.npz")
+    with pytest.raises(ValueError, match="absent.npz"):  # what dcops eval calls before any cell
+        make_policy(f"ppo@{tmp_path / 'absent.npz'}")

@@ -89,7 +89,7 @@ def test_the_shipped_weights_are_small_ship_as_package_data_and_carry_their_reci
     import fnmatch
     from importlib import resources
 
-    import tomllib
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
 
     import dcops
 
@@ -169,3 +169,28 @@ def test_dagger_labels_the_windows_the_student_visits_with_the_public_teachers_c
         observations, rewards, _, _, infos = env.step({"scheduler": student.act(obs)})
         assert rewards["scheduler"] == pytest.approx(float(visited["reward"][w]))
         w += 1
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("teacher", "oracle", "teacher: must be one of"),
+    ("eval_every", 0, "eval_every: must be at least 1"),
+    ("n_validation_seeds", 0, "n_validation_seeds: must be at least 1"),
+    ("warm_start_temperature", 0.0, "warm_start_temperature: must be a finite number above 0"),
+    ("learning_rate", float("nan"), "learning_rate: must be a finite number above 0"),
+    ("gamma", 1.5, "gamma and gae_lambda"),
+    ("timesteps", -1, "timesteps: must be at least 0"),
+])
+def test_the_training_config_refuses_settings_that_would_fail_late(field, value, message):
+    from dcops.training.scheduler.ppo_config import SchedulerPPOConfig
+
+    with pytest.raises(ValueError, match=message):
+        SchedulerPPOConfig(**{field: value})
+    with pytest.raises(ValueError, match="dagger_rounds"):
+        SchedulerPPOConfig(teacher="truth_planner", dagger_rounds=1)
+
+
+def test_resume_without_a_checkpoint_is_refused(tmp_path):
+    from dcops.training.scheduler.ppo import train_scheduler_ppo
+
+    with pytest.raises(FileNotFoundError, match="no checkpoint"):
+        train_scheduler_ppo(tmp_path / "data", tmp_path / "out", resume=True, verbose=False)

@@ -113,3 +113,19 @@ def test_decisions_become_codes_with_far_defers_clipped_and_missing_ones_default
     last = {**view, "window": 7}
     codes, _ = decisions_to_codes([], last, max_slots=6, max_defer=4)
     assert codes[:4].tolist() == [1, 1, 1, 1]  # undecided in the last window: REJECT
+
+
+@pytest.mark.parametrize("decision, message", [
+    ({"decision": "DEFER", "defer_to_window": 2}, "not a later window"),  # the current window
+    ({"decision": "DEFER"}, "not a later window"),  # no target
+    ({"decision": "HOLD"}, "'HOLD' is not ACCEPT, REJECT or DEFER"),
+])
+def test_a_teacher_decision_the_env_would_not_take_is_refused_naming_the_request(decision, message):
+    from dcops.training.scheduler.teacher import decisions_to_codes
+
+    view = {"window": 2, "n_windows": 8, "pending": [{"request_id": "r0001", "slot": 0}]}
+    with pytest.raises(ValueError, match=f"r0001.*{message}"):
+        decisions_to_codes([{"request_id": "r0001", **decision}], view, max_slots=4, max_defer=4)
+    codes, clipped = decisions_to_codes([{"request_id": "r0001", "decision": "DEFER", "defer_to_window": 7}], view,
+                                        max_slots=4, max_defer=4)
+    assert codes.tolist() == [5, 0, 0, 0] and clipped == 1  # 5 windows ahead, clipped to 4: code 1 + 4

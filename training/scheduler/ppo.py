@@ -409,6 +409,8 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
     config = config or SchedulerPPOConfig()
     out = Path(out)
     ckpt = out / "checkpoint"
+    if resume and not (ckpt / "state.json").exists():
+        raise FileNotFoundError(f"resume: no checkpoint at {ckpt} to resume (run without --resume to start one)")
     ckpt.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
     torch.manual_seed(config.seed)
@@ -424,7 +426,7 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
     vec_env = DummyVecEnv([_monitored for _ in range(config.n_envs)])
     vec_env.seed(config.seed)
     state_path = ckpt / "state.json"
-    if resume and state_path.exists():
+    if resume:
         state = json.loads(state_path.read_text())
         model = MaskablePPO.load(ckpt / "model.zip", env=vec_env, device="cpu")
         best = SlotPolicy.load(ckpt / "best.npz")

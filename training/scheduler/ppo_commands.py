@@ -73,7 +73,12 @@ def _train_run(args: argparse.Namespace) -> int:
     from dcops.training.scheduler.ppo import train_scheduler_ppo
     from dcops.training.scheduler.ppo_config import SchedulerPPOConfig
 
-    config = SchedulerPPOConfig(**{f.name: getattr(args, f.name) for f in fields(SchedulerPPOConfig)})
+    try:  # refused before any work, naming the option
+        config = SchedulerPPOConfig(**{f.name: getattr(args, f.name) for f in fields(SchedulerPPOConfig)})
+    except ValueError as error:
+        raise SystemExit(f"dcops train-scheduler-ppo: {error}") from None
+    if args.resume and not (args.out / "checkpoint" / "state.json").exists():
+        raise SystemExit(f"dcops train-scheduler-ppo: --resume: no checkpoint in {args.out / 'checkpoint'}")
     record = train_scheduler_ppo(args.data, args.out, config, resume=args.resume, log_dir=args.tensorboard)
     print(f"BC accuracy (validation decisions): {record['bc_accuracy']['validation']['decision_accuracy']:.3f}; "
           f"kept step {record['selected_timesteps']}: validation {record['selected_validation_score']:+.4f} "

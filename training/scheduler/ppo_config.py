@@ -64,3 +64,28 @@ class SchedulerPPOConfig:
     target_kl: float | None = 0.03
     eval_every: int = 10_000
     n_validation_seeds: int = 84
+
+    TEACHERS = ("priority_threshold", "truth_planner")
+
+    def __post_init__(self) -> None:
+        """Refuse settings that would fail late (after minutes of cloning or training), naming the field."""
+        if self.teacher not in self.TEACHERS:
+            raise ValueError(f"teacher: must be one of {self.TEACHERS}, got {self.teacher!r}")
+        if self.dagger_rounds and self.teacher != "priority_threshold":
+            raise ValueError("dagger_rounds: DAgger needs a public teacher that can label any window "
+                             "(teacher='priority_threshold')")
+        for name in ("hidden", "bc_batch_size", "n_envs", "n_steps", "batch_size", "n_epochs", "eval_every",
+                     "n_validation_seeds", "dagger_episodes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name}: must be at least 1, got {getattr(self, name)}")
+        for name in ("bc_epochs", "dagger_rounds", "dagger_epochs", "timesteps"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name}: must be at least 0, got {getattr(self, name)}")
+        for name in ("warm_start_temperature", "bc_learning_rate", "learning_rate", "clip_range"):
+            value = getattr(self, name)
+            if not value > 0 or value == float("inf"):
+                raise ValueError(f"{name}: must be a finite number above 0, got {value}")
+        if not 0.0 <= self.gamma <= 1.0 or not 0.0 <= self.gae_lambda <= 1.0:
+            raise ValueError(f"gamma and gae_lambda: must be in [0, 1], got {self.gamma} and {self.gae_lambda}")
+        if self.target_kl is not None and not self.target_kl > 0:
+            raise ValueError(f"target_kl: must be above 0 or None, got {self.target_kl}")

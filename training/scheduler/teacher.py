@@ -93,19 +93,24 @@ def decisions_to_codes(decisions: Any, view: dict[str, Any], max_slots: int, max
         slot = item["slot"]
         if slot is None:
             continue
-        decision = by_id.get(item["request_id"])
+        rid = item["request_id"]
+        decision = by_id.get(rid)
         kind = str(decision["decision"]).upper() if decision else ("REJECT" if window == last else "DEFER")
         if kind == "ACCEPT":
             codes[slot] = 0
         elif kind == "REJECT":
             codes[slot] = 1
-        else:
+        elif kind == "DEFER":
             target = decision.get("defer_to_window") if decision else window + 1
+            if target is None or int(target) <= window:  # a training label must be a decision the env takes
+                raise ValueError(f"request {rid}: DEFER to window {target} in window {window} is not a later window")
             k = int(target) - window
             if k > max_defer:
                 clipped += 1
                 k = max_defer
             codes[slot] = 1 + k
+        else:
+            raise ValueError(f"request {rid}: decision {kind!r} is not ACCEPT, REJECT or DEFER")
     return codes, clipped
 
 
