@@ -188,3 +188,62 @@ def test_decoding_bad_floats_raises_naming_the_field(values, message):
 
     with pytest.raises(ValueError, match=message):
         decode_setpoint_values(values, 4)
+
+
+class DocumentedPPO:
+    """The PPO controller as ``agents/cooling/ppo.py``'s module docstring defines it, written here on numpy arrays
+    (features as array reductions, the shipped ``NumpyPolicy``, the supervisory layer's formulas): an
+    implementation independent of the controller's float path, which must give the same set-points to the bit."""
+
+    name = "documented_ppo"
+
+    def reset(self, context):
+        from dcops.agents.cooling.ppo import shipped_policy
+
+        self.c, self.policy, self.n = context, shipped_policy(), context.n_zones
+        self.previous, self.last, self.trim = None, np.zeros(3), np.zeros(self.n)
+
+    def act(self, telemetry):
+        from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
+
+        c, n = self.c, self.n
+        v = np.asarray(telemetry, dtype=np.float64)
+        inlet, ret, load, fan, supply_air = v[: 5 * n].reshape(n, 5).T
+        chw, chillers, econ, dry, wet, _, sin, cos, _, cooling, _ = v[5 * n:]
+        current = (inlet.max(), chw, load.mean())
+        before = self.previous or current
+        self.previous = current
+        features = np.array([inlet.max(), inlet.mean(), inlet.min(), ret.max(), ret.mean(), supply_air.mean(),
+                             load.max(), load.mean(), fan.mean(), chw, chillers, econ, dry, wet, sin, cos, cooling,
+                             current[0] - before[0], current[1] - before[1], current[2] - before[2],
+                             (inlet - supply_air).max(), self.trim.max(), *self.last])
+        a = self.policy.act(features)
+        self.last = a
+
+        def scale(x, low, high):
+            return low + (min(max(float(x), -1.0), 1.0) + 1.0) * 0.5 * (high - low)
+
+        supply, target, margin_k = scale(a[0], 15.0, 27.0), scale(a[1], 20.0, 28.0), scale(a[2], 0.0, 10.0)
+        chw_set = min(max(supply - c.coil_approach_k - margin_k, 5.0), 18.0)
+        rise = c.server_delta_t_k
+        gap = max(target - max(supply, chw + c.coil_approach_k), rise / 1.5 - rise)
+        margin = min(max(rise / (rise + gap), 0.3), 1.5)
+        self.trim = np.minimum(np.maximum(self.trim + 0.05 * (inlet - target - 0.25), 0.0), 1.5)
+        fans = margin * (1.0 + self.trim) * (load * c.zone_design_it_kw / (CP_AIR_KJ_PER_KG_K * rise)) \
+            / c.crah_max_airflow_kg_s
+        fans = np.minimum(np.maximum(fans, 0.2), 1.0)
+        return np.concatenate([fans, np.full(n, supply), [chw_set, 1.0]]).astype(np.float32)
+
+
+def test_the_ppo_float_path_is_the_documented_controller_to_the_bit_through_faults():
+    from dcops.agents.cooling import PPOController
+
+    plant = ClusterConfig().plant_config()
+    context = ControllerContext.from_plant(plant, WEIGHTS, 300.0)
+    fast, fast_ep = run_faulty(TelemetryController(PPOController(), context))
+    documented, documented_ep = run_faulty(TelemetryController(DocumentedPPO(), context))
+    assert documented.inner._act_values is None  # the vector path, with the documented controller
+    for step, (a, b) in enumerate(zip(fast.controls, documented.controls, strict=True)):
+        assert np.array_equal(a, b), f"step {step}: {a} != {b}"
+    for name in ("facility_kw", "cooling_kw", "inlet_c"):
+        assert np.array_equal(getattr(fast_ep, name), getattr(documented_ep, name)), name
