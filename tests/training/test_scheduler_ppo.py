@@ -128,6 +128,9 @@ def test_the_pipeline_clones_fine_tunes_selects_writes_and_resumes(tiny_data: Pa
     assert (tmp_path / "bc_scheduler.npz").exists()
     # Resuming to more steps continues the same run: the curve keeps its rows and grows.
     more = SchedulerPPOConfig(**{**config.__dict__, "timesteps": 96})
+    other = SchedulerPPOConfig(**{**more.__dict__, "learning_rate": 3e-4, "clip_range": 0.2})
+    with pytest.raises(ValueError, match=r"other settings of \['clip_range', 'learning_rate'\]"):
+        train_scheduler_ppo(tiny_data, tmp_path, other, resume=True, verbose=False)  # refused, nothing written
     again = train_scheduler_ppo(tiny_data, tmp_path, more, resume=True, verbose=False)
     assert again["timesteps_done"] >= 96
     assert again["bc_accuracy"] == record["bc_accuracy"]

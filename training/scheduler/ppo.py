@@ -19,8 +19,12 @@ Pipeline (:func:`train_scheduler_ppo`), every step seeded:
    BC accuracy, validation figures, versions), the cloned policy to ``<out>/bc_scheduler.npz``, the curve to
    ``<out>/learning_curve.csv`` (and ``.png`` with matplotlib).
 
-**Resumable**: ``<out>/checkpoint/`` holds the SB3 model, the curve so far and the best parameters after every
-validation; ``resume=True`` skips the cloning and continues PPO to ``timesteps``.
+**Resumable**: ``<out>/checkpoint/`` holds the SB3 model, the curve so far, the best parameters and the run's
+configuration after every validation; ``resume=True`` skips the cloning and continues PPO to ``timesteps``, with
+the same configuration (any other difference is refused, naming the fields: the model keeps the hyperparameters
+it was built with). The environments are seeded again with the run seed on resume, so a resumed segment draws
+its episodes from the start of the same scenario stream as the first segment (the shipped run, 100k then
+resumed to 160k, was made so; its recipe reproduces it).
 
 The network is :class:`dcops.agents.schedulers.learned.SlotPolicy`'s, in torch (:class:`SlotActorCritic`, same
 parameter names, plus a critic on the pooled slots and the global context); the export copies the actor's
@@ -428,6 +432,12 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
     state_path = ckpt / "state.json"
     if resume:
         state = json.loads(state_path.read_text())
+        saved = state.get("config")
+        if saved is not None:
+            differ = sorted(k for k, v in asdict(config).items() if k != "timesteps" and saved.get(k) != v)
+            if differ:
+                raise ValueError(f"resume: the checkpoint was made with other settings of {differ}; resume with "
+                                 "the same ones (only timesteps may change) or start a new --out")
         model = MaskablePPO.load(ckpt / "model.zip", env=vec_env, device="cpu")
         best = SlotPolicy.load(ckpt / "best.npz")
         say(f"resumed at step {model.num_timesteps} (best so far: step {state['best_step']})")
@@ -463,7 +473,8 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
         best = bc_policy
         state = {"curve": [], "best_step": 0, "best_score": float(bc_scores.mean()), "bc_fit": fit,
                  "bc_accuracy": accuracy, "bc_validation_score": float(bc_scores.mean()),
-                 "bc_seconds": round(time.perf_counter() - started, 1), "ppo_seconds": 0.0}
+                 "bc_seconds": round(time.perf_counter() - started, 1), "ppo_seconds": 0.0,
+                 "config": asdict(config)}
         state["curve"].append(_curve_row(0, bc_scores, reference, float("nan"), time.perf_counter() - started))
         say(f"BC policy on validation: {bc_scores.mean():+.4f} ({state['curve'][-1]['diff_vs_reference']:+.4f} "
             "vs priority_threshold)")
