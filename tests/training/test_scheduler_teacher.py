@@ -97,7 +97,12 @@ def test_the_manifest_records_seeds_counts_and_versions_and_a_rerun_plays_nothin
     assert "numpy" in manifest["versions"]
     shard = dataset / "shards" / "truth_planner" / "1000.npz"
     before = shard.stat().st_mtime_ns
-    build_teacher_dataset(dataset, 1, 1, progress=False)
+    build_teacher_dataset(dataset, 1, 1, progress=False, teachers=("priority_threshold",))
+    assert shard.stat().st_mtime_ns == before
+    assert json.loads((dataset / "manifest.json").read_text())["teachers"]["truth_planner"]["planner"] == {
+        "passes": 1, "starts": ["electrical"]}  # kept: the truth planner was not played again
+    with pytest.raises(ValueError, match="made with .*'passes': 1"):  # other settings would mislabel the shards
+        build_teacher_dataset(dataset, 1, 1, progress=False)
     assert shard.stat().st_mtime_ns == before
 
 

@@ -210,7 +210,15 @@ def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
     if unknown:
         raise ValueError(f"teachers: unknown {unknown}; known: {TEACHERS}")
     splits = split_seeds(n_train, n_validation)
-    # The slow teacher first, interleaved over seeds, so a stopped run has both splits of it partly done.
+    previous = json.loads((out / "manifest.json").read_text()) if (out / "manifest.json").exists() else {}
+    planner = {"passes": planner_passes, "starts": list(planner_starts)}
+    recorded = previous.get("teachers", {}).get("truth_planner", {}).get("planner")
+    if "truth_planner" in teachers and recorded is not None and recorded != planner:
+        # Shards are reused by (teacher, seed): mixing plans of other settings would mislabel the dataset.
+        raise ValueError(f"planner_passes/planner_starts: {out} holds truth-planner shards made with {recorded}; "
+                         f"use the same settings or another --out (asked: {planner})")
+    # Teacher by teacher, each over its training seeds and then its validation seeds; shards already on disk
+    # are kept, so a stopped run resumes where it stopped.
     tasks = [(t, s, planner_passes, tuple(planner_starts)) for t in teachers for s in sorted(splits["train"] + splits["validation"])
              if not _shard_path(out, t, s).exists()]
     started = time.perf_counter()
@@ -225,7 +233,6 @@ def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
             bar.update(1)
     if bar is not None:
         bar.close()
-    previous = json.loads((out / "manifest.json").read_text()) if (out / "manifest.json").exists() else {}
     manifest: dict[str, Any] = {
         "scenario_rule": "mix = MIXES[seed % 7], condition = CONDITIONS[(seed // 7) % 6] (dcops.evaluation.matrix)",
         "teachers": previous.get("teachers", {}),
@@ -238,7 +245,7 @@ def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
         entry: dict[str, Any] = {"seeds": {name: f"{seeds[0]}-{seeds[-1]}" if seeds else ""
                                            for name, seeds in splits.items()}}
         if teacher == "truth_planner":
-            entry["planner"] = {"passes": planner_passes, "starts": list(planner_starts)}
+            entry["planner"] = planner
         for split, seeds in splits.items():
             if not seeds:
                 continue
