@@ -141,7 +141,7 @@ def test_the_pipeline_clones_fine_tunes_selects_writes_and_resumes(tiny_data: Pa
 def test_cloning_learns_the_teachers_codes(tiny_data: Path, tmp_path: Path):
     from dcops.training.scheduler.ppo import bc_accuracy
 
-    config = SchedulerPPOConfig(bc_epochs=0, bc_batch_size=4, timesteps=0, n_validation_seeds=1, hidden=16)
+    config = SchedulerPPOConfig(bc_epochs=0, bc_batch_size=4, timesteps=0, n_validation_seeds=1, hidden=16, n_envs=1)
     untrained = train_scheduler_ppo(tiny_data, tmp_path / "a", config, verbose=False)
     trained = train_scheduler_ppo(tiny_data, tmp_path / "b", SchedulerPPOConfig(
         **{**config.__dict__, "bc_epochs": 40}), verbose=False)
