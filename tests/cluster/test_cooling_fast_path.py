@@ -37,13 +37,19 @@ class Recorder:
         return control
 
 
-def run(controller) -> tuple[Recorder, ClusterEpisode]:
-    config = ClusterConfig(faults=(ChillerTrip(start_s=2.0 * 3600.0, chiller=0, duration_s=5 * 3600.0),))
+JOBS = [("a", "H100", 96, 150.0, 3.0), ("b", "H100", 64, 100.0, 7.0), ("c", "A100", 100, 100.0, 9.0),
+        ("d", "L40S", 120, 60.0, 5.0)]
+
+
+TRIP = (ChillerTrip(start_s=2.0 * 3600.0, chiller=0, duration_s=5 * 3600.0),)
+
+
+def run(controller, faults=TRIP, seeds=(7, 8), jobs=JOBS) -> tuple[Recorder, ClusterEpisode]:
+    """One episode of ``jobs`` (all accepted in window 0) under ``faults``, every control recorded."""
+    config = ClusterConfig(faults=faults)
     recorder = Recorder(controller)
     ep = ClusterEpisode(config, recorder)
-    ep.reset(np.random.default_rng(7), np.random.default_rng(8), ["team_0"])
-    jobs = [("a", "H100", 96, 150.0, 3.0), ("b", "H100", 64, 100.0, 7.0), ("c", "A100", 100, 100.0, 9.0),
-            ("d", "L40S", 120, 60.0, 5.0)]
+    ep.reset(np.random.default_rng(seeds[0]), np.random.default_rng(seeds[1]), ["team_0"])
     ep.submit([Submission(Request(rid, "team_0", "finetune", "", kw, h, gpus, gpu, Priority.HIGH, 9, False, 1.0, 0),
                           RequestTruth(Priority.HIGH, 9, False, h)) for rid, gpu, gpus, kw, h in jobs])
     for w in range(config.n_windows):
@@ -93,21 +99,10 @@ def run_faulty(controller) -> tuple[Recorder, ClusterEpisode]:
     """Two days of jobs through a chiller trip, a fan failure and a drifting inlet sensor."""
     from dcops.physics.faults import FanFailure, SensorDrift
 
-    config = ClusterConfig(faults=(ChillerTrip(start_s=2.0 * 3600.0, chiller=1, duration_s=4 * 3600.0),
+    return run(controller, faults=(ChillerTrip(start_s=2.0 * 3600.0, chiller=1, duration_s=4 * 3600.0),
                                    FanFailure(start_s=5.0 * 3600.0, zone=2, units_lost=0.5),
-                                   SensorDrift(start_s=1.0 * 3600.0, zone=0, rate_k_per_h=1.5)))
-    recorder = Recorder(controller)
-    ep = ClusterEpisode(config, recorder)
-    ep.reset(np.random.default_rng(11), np.random.default_rng(12), ["team_0"])
-    jobs = [("a", "H100", 96, 150.0, 3.0), ("b", "H100", 64, 100.0, 7.0), ("c", "A100", 100, 100.0, 9.0),
-            ("d", "L40S", 120, 60.0, 5.0), ("e", "H100", 32, 50.0, 2.0)]
-    ep.submit([Submission(Request(rid, "team_0", "finetune", "", kw, h, gpus, gpu, Priority.HIGH, 9, False, 1.0, 0),
-                          RequestTruth(Priority.HIGH, 9, False, h)) for rid, gpu, gpus, kw, h in jobs])
-    for w in range(config.n_windows):
-        ids = ep.pending_ids()
-        ep.decide(resolve_structured([{"request_id": i, "decision": "ACCEPT"} for i in ids], ids, w, config.n_windows))
-        ep.run_window()
-    return recorder, ep
+                                   SensorDrift(start_s=1.0 * 3600.0, zone=0, rate_k_per_h=1.5)),
+               seeds=(11, 12), jobs=[*JOBS, ("e", "H100", 32, 50.0, 2.0)])
 
 
 def test_the_ppo_float_path_steps_the_plant_exactly_as_the_vector_path_through_faults():
