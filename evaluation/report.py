@@ -28,8 +28,9 @@ GAMING_MIXES = tuple(name for name, kinds in MIXES.items() if set(kinds) - {"coo
 """Mixes with at least one team that is not cooperative (the ones with a gaming payoff)."""
 
 
-def versions() -> dict[str, str]:
-    """Python, numpy, dcops and the git commit (``+dirty`` when the tree has changes)."""
+def versions(*packages: str) -> dict[str, str]:
+    """Python, numpy, dcops and the git commit (``+dirty`` when the tree has changes), and the installed version
+    of each of ``packages`` (distribution names; ``"not installed"`` where absent)."""
     import dcops
 
     root = Path(dcops.__file__).resolve().parent
@@ -48,12 +49,20 @@ def versions() -> dict[str, str]:
         commit += "+dirty" if dirty else ""
     except (OSError, subprocess.SubprocessError):
         commit = "unknown"
-    return {
+    found = {
         "python": platform.python_version(),
         "numpy": np.__version__,
         "dcops": str(getattr(dcops, "__version__", "unknown")),
         "git_commit": commit,
     }
+    from importlib.metadata import PackageNotFoundError, version
+
+    for package in packages:
+        try:
+            found[package] = version(package)
+        except PackageNotFoundError:
+            found[package] = "not installed"
+    return found
 
 
 def _fmt(value: float, fmt: str = ".3f") -> str:

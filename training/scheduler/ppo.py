@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import csv
 import json
-import platform
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -53,6 +52,7 @@ from torch import nn
 
 from dcops.agents.schedulers.learned import N_SLOT_EXTRA, SlotPolicy
 from dcops.cluster.observation import N_CLUSTER_FEATURES, N_REQUEST_FEATURES, N_TEAM_FEATURES, N_ZONE_FEATURES
+from dcops.evaluation.report import versions
 from dcops.training.sb3_logging import sb3_logger
 from dcops.training.scheduler.ppo_config import SchedulerPPOConfig
 from dcops.training.scheduler.teacher import (
@@ -394,18 +394,6 @@ class ValidationCallback(BaseCallback):
         return True
 
 
-def _versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    found = {"python": platform.python_version(), "numpy": np.__version__, "torch": torch.__version__}
-    for package in ("stable-baselines3", "sb3-contrib", "gymnasium", "dcops"):
-        try:
-            found[package] = version(package)
-        except PackageNotFoundError:
-            found[package] = "not installed"
-    return found
-
-
 def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: SchedulerPPOConfig | None = None,
                         resume: bool = False, log_dir: str | Path | None = None, verbose: bool = True,
                         ) -> dict[str, Any]:
@@ -525,7 +513,7 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
         "bc_seconds": state["bc_seconds"],
         "ppo_seconds": state["ppo_seconds"],
         "wall_seconds_this_run": round(time.perf_counter() - started, 1),
-        "versions": _versions(),
+        "versions": versions("torch", "stable-baselines3", "sb3-contrib", "gymnasium"),
     }
     chosen = SlotPolicy(holder["best"].params, record)
     chosen.save(out / "ppo_scheduler.npz")

@@ -37,13 +37,14 @@ resumable), then ``<teacher>_<split>.npz`` with every window of the split end to
 from __future__ import annotations
 
 import json
-import platform
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from dcops.evaluation.report import versions
 
 OBS_KEYS: tuple[str, ...] = ("requests", "request_mask", "action_mask", "cluster", "zones", "teams")
 """The keys of the scheduler's observation (``dcops.cluster.observation``), stored as they come."""
@@ -239,7 +240,7 @@ def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
         "observation_keys": list(OBS_KEYS),
         "action": "per-slot codes: 0 ACCEPT, 1 REJECT, 1 + k DEFER by k windows (empty slots 0)",
         "play_seconds_last_run": round(time.perf_counter() - started, 1),
-        "versions": _versions(),
+        "versions": versions("scipy", "gymnasium"),
     }
     for teacher in teachers:
         entry: dict[str, Any] = {"seeds": {name: f"{seeds[0]}-{seeds[-1]}" if seeds else ""
@@ -274,18 +275,6 @@ def _merge(paths: list[Path]) -> tuple[dict[str, np.ndarray], list[float], list[
             clipped += int(data["clipped_defers"])
             wall += float(data["wall_s"])
     return {k: np.concatenate(v) for k, v in parts.items()}, scores, teacher_scores, clipped, wall
-
-
-def _versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    found = {"python": platform.python_version(), "numpy": np.__version__}
-    for package in ("dcops", "scipy", "gymnasium"):
-        try:
-            found[package] = version(package)
-        except PackageNotFoundError:
-            found[package] = "not installed"
-    return found
 
 
 def load_split(directory: str | Path, teacher: str, split: str) -> dict[str, np.ndarray]:
