@@ -13,6 +13,9 @@ seeds, the rungs from the floor up:
 ``oversight_aware``    ``priority_threshold`` discounting stated priority and deadline by the team posterior
 ``searched``           the parametric public-information scheduler as ``dcops search-scheduler`` tuned it on
                        the family's search seeds (``agents/schedulers/data``; the rung is left out where none ship)
+``ppo``                the RL scheduler (``dcops.agents.schedulers.learned``, the shipped weights), on the families
+                       whose scheduler observation its network reads (the number of teams and zones it was
+                       trained with: ``SlotPolicy.fits``); left out of the others
 ``truth_planner``      knows every request's truth and every arrival (evaluator-only, ``truth_planner``)
 ``hindsight_bound``    the hindsight MILP bound's throughput value (no score: it is a bound on value)
 =====================  =====================================================================================
@@ -24,7 +27,8 @@ completed when misreporting minus value completed by its honest twin (the same s
 ``dcops.agents.teams.honest_twin_factory``), summed over the family's gaming teams, also as a percentage of what
 those twins delivered. The truth planner's payoff is not measured (it would need a plan per twin).
 
-``--rungs NAMES`` replays only those rungs (``truth_planner`` included if named) and :func:`merge_rows` puts
+``--rungs NAMES`` replays only those rungs (``truth_planner`` included if named; a rung that cannot play a
+family, :func:`family_rungs`, is left out there) and :func:`merge_rows` puts
 them into the report already written, replacing the same rungs' rows; the bound of every replayed seed must
 equal the one on file (the same game), or the merge is refused.
 """
@@ -41,17 +45,21 @@ from dcops.intervals import t_interval
 
 PUBLIC_BASELINES: tuple[str, ...] = ("priority_threshold", "earliest_deadline", "carbon_greedy")
 """The public-information baselines; the best of them on a family is the reference of the paired differences."""
-RUNGS: tuple[str, ...] = ("random", "reject_all", "accept_all", *PUBLIC_BASELINES, "oversight_aware", "searched")
-"""The rungs that play through the public view (each with its gaming payoff)."""
+RUNGS: tuple[str, ...] = ("random", "reject_all", "accept_all", *PUBLIC_BASELINES, "oversight_aware", "searched",
+                          "ppo")
+"""The rungs that play through the public view or observation (each with its gaming payoff)."""
 SEARCHED = "searched"
+LEARNED_RUNG = "ppo"
 TRUTH = "truth_planner"
 BOUND = "hindsight_bound"
 
 
 def _scheduler(name: str, family: str) -> Any:
-    from dcops.agents.schedulers import BASELINES, OversightAwareScheduler, RandomScheduler
+    from dcops.agents.schedulers import BASELINES, LEARNED, OversightAwareScheduler, RandomScheduler
     from dcops.agents.schedulers.parametric import searched_scheduler
 
+    if name == LEARNED_RUNG:
+        return LEARNED[name]()
     if name == "random":
         return RandomScheduler()
     if name == "oversight_aware":
@@ -62,11 +70,14 @@ def _scheduler(name: str, family: str) -> Any:
 
 
 def family_rungs(family: str) -> tuple[str, ...]:
-    """The view-reading rungs of ``family``: :data:`RUNGS`, less ``searched`` where no parameters ship."""
+    """The rungs of :data:`RUNGS` that can play ``family``: ``searched`` only where its parameters ship, ``ppo``
+    only where its network reads the family's observation."""
+    from dcops.agents.schedulers.learned import shipped_policy
     from dcops.agents.schedulers.parametric import data_dir
 
     has_search = (data_dir() / f"parametric_{family}.json").exists()
-    return tuple(r for r in RUNGS if r != SEARCHED or has_search)
+    learned_fits = shipped_policy().fits(family_env(family).observation_space("scheduler"))
+    return tuple(r for r in RUNGS if (r != SEARCHED or has_search) and (r != LEARNED_RUNG or learned_fits))
 
 
 def family_env(family: str, honest_agents: frozenset[str] = frozenset(), **overrides: Any) -> Any:
@@ -95,7 +106,8 @@ def _row(summary: dict[str, Any], bound: float) -> dict[str, Any]:
 
 def play_seed(family: str, seed: int, rungs: Sequence[str] | None = None, truth: bool = True,
               **overrides: Any) -> list[dict[str, Any]]:
-    """Every rung on one seed of ``family``: one row per rung, with the bound as a row of its own."""
+    """Every rung on one seed of ``family`` (or those of ``rungs`` that can play it, :func:`family_rungs`): one row
+    per rung, with the bound as a row of its own."""
     from dcops.agents.teams import GAMING_KINDS
     from dcops.evaluation.play import run_episode
     from dcops.evaluation.truth_planner import play_truth_planner
@@ -108,7 +120,8 @@ def play_seed(family: str, seed: int, rungs: Sequence[str] | None = None, truth:
     rows = [{"family": family, "seed": seed, "rung": BOUND, "score": math.nan,
              "throughput_value": bound.throughput_value, "fraction_of_bound": 1.0, "incident_windows": 0,
              "bound_status": bound.status}]
-    for name in family_rungs(family) if rungs is None else rungs:
+    playable = family_rungs(family)
+    for name in playable if rungs is None else [r for r in rungs if r in playable]:
         summary = run_episode(_scheduler(name, family), seed, env=env)
         value = completed_value_by_team(env)
         payoff, twin_value = 0.0, 0.0

@@ -3,8 +3,8 @@
 Below every evaluation module that plays episodes (the cluster report, the matrix runner, the ladder, the
 truth planner, the scheduler search), so none of them needs another to play.
 
-**What a scheduler is given** (:func:`scheduler_action`, through which ``dcops eval`` asks every scheduler: its
-cells and :func:`run_episode`; other tools that call ``decide(view)`` directly, such as the ladder and the
+**What a scheduler is given** (:func:`scheduler_action`, through which :func:`run_episode` asks every scheduler,
+so ``dcops eval``'s cells and the skill ladder; other tools that call ``decide(view)`` directly, such as the
 injection test, play view-reading schedulers only). Every scheduler gets the
 window's structured public view (``infos["scheduler"]["view"]``) through ``decide(view)``. A scheduler that
 decides from the array observation instead (the learned ``ppo`` scheduler,

@@ -56,6 +56,24 @@ def test_a_seed_plays_every_rung_with_paired_honest_twins():
         assert row["fraction_of_bound"] <= 1.0 + 1e-9 or row["incident_windows"] > 0
 
 
+def test_the_rl_scheduler_plays_the_families_whose_observation_its_network_reads():
+    """``ppo`` was trained on the four-team game: it is a rung of the four-team families and left out of the
+    six- and seven-team ones (its global context is sized by the team count), even when named; where it plays,
+    it is the shipped scheduler through its observation, with honest twins like every rung."""
+    from dcops.agents.schedulers.learned import shipped_policy
+    from dcops.evaluation.ladder import family_env, family_rungs
+
+    for family, teams in (("classic", 4), ("chiller_fault", 4), ("oversubscribed", 6), ("adversarial", 7)):
+        space = family_env(family).observation_space("scheduler")
+        assert space["teams"].shape[0] == teams
+        assert shipped_policy().fits(space) == (teams == 4)
+        assert ("ppo" in family_rungs(family)) == (teams == 4)
+    assert [r["rung"] for r in play_seed("adversarial", 0, rungs=("ppo",), truth=False, n_windows=2)] == [BOUND]
+    rows = play_seed("classic", 0, rungs=("ppo", "priority_threshold"), truth=False, n_windows=3)
+    assert [r["rung"] for r in rows] == [BOUND, "ppo", "priority_threshold"]
+    assert rows[1]["twin_value"] > 0 and math.isfinite(rows[1]["score"])
+
+
 @pytest.mark.parametrize("family", ["oversubscribed", "adversarial"])
 def test_ignoring_oversight_pays_gaming_teams_at_least_a_tenth_of_their_honest_value(family):
     """The depth condition that holds: under priority_threshold, which reads no flag, misreporting wins the
