@@ -86,7 +86,13 @@ def _run(args: argparse.Namespace) -> int:
 
     from dcops.evaluation.executor import run_matrix
     from dcops.evaluation.matrix import BOUND, CONDITIONS, MIXES, build_matrix
-    from dcops.evaluation.policies import baseline_names, llm_available, make_policy, validate_scheduler
+    from dcops.evaluation.policies import (
+        baseline_names,
+        llm_available,
+        make_policy,
+        policy_digest,
+        validate_scheduler,
+    )
     from dcops.evaluation.report import versions, write
     from dcops.evaluation.store import CellStore
 
@@ -119,7 +125,9 @@ def _run(args: argparse.Namespace) -> int:
     if seed_key:
         _record_seed_key(out / "run.json", seed_key)
     try:
-        cells = build_matrix(schedulers, mixes, conditions, seeds, args.n_windows, args.game_version, seed_key)
+        digests = {name: policy_digest(name) for name in schedulers if name != BOUND}
+        cells = build_matrix(schedulers, mixes, conditions, seeds, args.n_windows, args.game_version, seed_key,
+                             digests)
     except ValueError as error:
         raise SystemExit(f"--mixes/--conditions/--schedulers: {error}") from None
     executor = "ray" if args.ray else ("serial" if args.serial else "local")

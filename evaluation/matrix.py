@@ -44,7 +44,7 @@ otherwise; no random faults, so that conditions differ only where named):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -105,6 +105,10 @@ class Cell:
     """The run's secret (hex): the episode is reset with ``dcops.boundary.private_seed(key, seed)``, so that
     the public seed cannot be fingerprinted and replayed by a policy; empty (game version 0, as every published
     table) resets with the seed itself."""
+    policy_digest: str = ""
+    """SHA-256 (hex) of a trained policy's weights (``dcops.evaluation.policies.policy_digest``): a scheduler
+    retrained under the same name gets new cells instead of resuming the old weights' ones; empty for a policy
+    defined by code alone."""
 
     @property
     def cell_id(self) -> str:
@@ -113,6 +117,8 @@ class Cell:
             base += f"|v{self.game_version}"
         if self.seed_key:
             base += f"|k{self.seed_key[:8]}"
+        if self.policy_digest:
+            base += f"|d{self.policy_digest[:12]}"
         return base
 
     @property
@@ -124,7 +130,7 @@ class Cell:
 
     def as_dict(self) -> dict[str, Any]:
         row = asdict(self)
-        for name, default in (("game_version", 0), ("seed_key", "")):  # v0 rows keep their published columns
+        for name, default in (("game_version", 0), ("seed_key", ""), ("policy_digest", "")):  # v0 rows keep their published columns
             if row[name] == default:
                 del row[name]
         return row
@@ -151,9 +157,11 @@ def build_matrix(
     n_windows: int = 8,
     game_version: int = 0,
     seed_key: str = "",
+    digests: Mapping[str, str] | None = None,
 ) -> list[Cell]:
     """Every cell; the bound row once per (condition, seed) when ``hindsight_bound`` is among the
-    schedulers."""
+    schedulers. ``digests``: scheduler name -> its weights' digest (:attr:`Cell.policy_digest`)."""
+    digests = digests or {}
     for field, values, known in (("mix", mixes, MIXES), ("condition", conditions, CONDITIONS)):
         unknown = [v for v in values if v not in known]
         if unknown:
@@ -169,7 +177,7 @@ def build_matrix(
         if BOUND in schedulers
     ]
     return cells + [
-        Cell(s, m, c, int(seed), n_windows, game_version, seed_key)
+        Cell(s, m, c, int(seed), n_windows, game_version, seed_key, digests.get(s, ""))
         for m in mixes
         for c in conditions
         for seed in seeds

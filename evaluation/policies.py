@@ -18,6 +18,9 @@ A scheduler is named by one of:
 - ``module:callable``: a user policy; ``callable()`` returns an object with ``decide(view) -> decisions``;
 - ``http://…`` or ``https://…``: a policy served over HTTP (:class:`HttpPolicy`).
 
+A trained scheduler's cells are keyed by the digest of its weights too (:func:`policy_digest`), so retraining
+``ppo`` or the GRPO adapter never resumes cells the old weights played.
+
 **HTTP protocol** (one POST per window): the body is the window's public view as JSON
 (``infos["scheduler"]["view"]``, the same dict a Python policy gets); the answer is JSON, either a list of
 decisions or ``{"decisions": [...]}``, each ``{"request_id": "r0007", "decision": "ACCEPT" | "REJECT" |
@@ -84,6 +87,47 @@ def validate_scheduler(name: str) -> str:
         f"({', '.join(learned_names())}[@<weights.npz>]), {BOUND!r}, "
         "'llm:<mode>', 'module:callable' or an http(s) URL"
     )
+
+
+def policy_digest(name: str) -> str:
+    """SHA-256 (hex) of what a trained scheduler's cells depend on beyond its name: a learned scheduler's weights
+    file (``ppo``: the shipped ``.npz``; ``ppo@file``: that file) and ``llm:grpo``'s LoRA adapter directory
+    (every file, by relative name and bytes; the adapter ``make_llm_scheduler`` would load). Empty for every
+    other scheduler (defined by code, or, for an HTTP or ``module:callable`` policy, out of our sight). So
+    ``dcops eval`` recomputes a retrained scheduler's cells instead of resuming the old weights'
+    (``dcops.evaluation.matrix.Cell.policy_digest``)."""
+    import hashlib
+    import os
+    from pathlib import Path
+
+    validate_scheduler(name)
+    files: list[tuple[str, Path]] = []
+    learned, at, weights = name.partition("@")
+    if learned in learned_names():
+        if at:
+            path = Path(weights)
+        else:
+            from importlib import resources
+
+            from dcops.agents.schedulers.learned import WEIGHTS_NPZ, WEIGHTS_PACKAGE
+
+            path = Path(str(resources.files(WEIGHTS_PACKAGE).joinpath(WEIGHTS_NPZ)))
+        if not path.is_file():
+            raise ValueError(f"scheduler {name!r}: weights {path}: no such file")
+        files = [(path.name, path)]
+    elif name.startswith("llm:grpo"):
+        from dcops.agents.llm.scheduler import SHIPPED_ADAPTER
+
+        adapter = Path(name.partition("@")[2] or os.environ.get("DCOPS_LLM_ADAPTER") or SHIPPED_ADAPTER)
+        if not adapter.is_dir():
+            raise ValueError(f"scheduler {name!r}: adapter {adapter}: no such directory")
+        files = sorted((str(p.relative_to(adapter)), p) for p in adapter.rglob("*") if p.is_file())
+    if not files:
+        return ""
+    digest = hashlib.sha256()
+    for relative, path in files:
+        digest.update(relative.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def llm_available() -> bool:

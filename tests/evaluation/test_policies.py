@@ -138,3 +138,47 @@ def test_http_policy_plays_a_cell(endpoint):
     assert seen[0]["window"] == 0 and "pending" in seen[0]
     with pytest.raises(ValueError, match="decisions"):
         HttpPolicy(f"{url}/garbage").decide({"pending": []})
+
+
+def test_a_retrained_scheduler_gets_new_cells_and_code_defined_ones_keep_theirs(tmp_path, monkeypatch):
+    """Cells of a trained scheduler are keyed by its weights: the same name with other weights is another cell,
+    the same weights the same cell; baselines keep the published id format."""
+    import hashlib
+    import shutil
+
+    import numpy as np
+
+    from dcops.agents.schedulers.learned import WEIGHTS_NPZ
+    from dcops.evaluation.matrix import build_matrix
+    from dcops.evaluation.policies import policy_digest
+
+    shipped = __import__("dcops").agents.schedulers.__path__[0] + "/" + WEIGHTS_NPZ
+    assert policy_digest("ppo") == hashlib.sha256(
+        b"ppo_scheduler.npz\0" + open(shipped, "rb").read() + b"\0").hexdigest()
+    weights = tmp_path / "w.npz"
+    shutil.copy(shipped, weights)
+    same = policy_digest(f"ppo@{weights}")
+    with np.load(weights) as data:
+        arrays = {k: data[k] for k in data.files}
+    arrays["b3"] = arrays["b3"] + 1e-6  # a retrained head
+    np.savez(weights, **arrays)
+    changed = policy_digest(f"ppo@{weights}")
+    assert same != changed and len(changed) == 64
+    assert policy_digest("priority_threshold") == "" and policy_digest("oversight_aware") == ""
+
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_model.safetensors").write_bytes(b"weights")
+    first = policy_digest(f"llm:grpo@{adapter}")
+    (adapter / "adapter_model.safetensors").write_bytes(b"weights, retrained")
+    assert policy_digest(f"llm:grpo@{adapter}") != first
+    monkeypatch.setenv("DCOPS_LLM_ADAPTER", str(adapter))
+    assert policy_digest("llm:grpo") == policy_digest(f"llm:grpo@{adapter}")
+    with pytest.raises(ValueError, match="no such"):
+        policy_digest(f"ppo@{tmp_path / 'missing.npz'}")
+
+    names = ["priority_threshold", f"ppo@{weights}"]
+    old, new = (build_matrix(names, ["honest"], ["normal"], [3], digests={names[1]: d}) for d in (same, changed))
+    assert old[0].cell_id == new[0].cell_id == "priority_threshold|honest|normal|3|w8"
+    assert old[1].cell_id != new[1].cell_id and old[1].cell_id.endswith(f"|d{same[:12]}")
+    assert "policy_digest" not in old[0].as_dict() and old[1].as_dict()["policy_digest"] == same
