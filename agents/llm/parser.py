@@ -29,6 +29,12 @@ counts, as in the environment's ``dcops.cluster.decisions``):
 
 Every pending request without a valid decision gets the environment's documented default
 (:func:`dcops.cluster.decisions.default_decision`: DEFER to the next window, REJECT in the last one).
+
+**Messages** quote at most :data:`QUOTE_CHARS` characters of the offending text (the start of the answer after
+its fence, an id, a JSON-encoded value) and at most :data:`DECODER_CHARS` of the error that broke the object off
+(:mod:`json`'s own, or the scanner's), so an
+answer of any length (a model that never stops, an injected wall of text) gives problems of bounded length
+(``dcops llm`` prints one line per problem).
 """
 
 from __future__ import annotations
@@ -38,6 +44,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dcops.cluster.decisions import default_decision
+
+QUOTE_CHARS = 40
+"""Most characters of offending text a problem's message quotes (module docstring, **Messages**)."""
+DECODER_CHARS = 80
+"""Most characters of the error that broke the answer's object off a problem's message quotes."""
 
 DECISIONS = ("ACCEPT", "REJECT", "DEFER")
 
@@ -119,7 +130,7 @@ def scan_object(text: str) -> ObjectScan:
     """
     s = _strip_fence(text)
     if not s.startswith("{"):
-        return ObjectScan([], False, False, f"the answer must start with a JSON object, got {s[:40]!r}")
+        return ObjectScan([], False, False, f"the answer must start with a JSON object, got {s[:QUOTE_CHARS]!r}")
     decoder = json.JSONDecoder()
     entries: list[tuple[str, Any]] = []
     i = _skip(s, 1)
@@ -132,19 +143,19 @@ def scan_object(text: str) -> ObjectScan:
             key, i = decoder.raw_decode(s, i)
             i = _skip(s, i)
             if not s.startswith(":", i):
-                raise ValueError(f"expected ':' after {str(key)[:40]!r} at char {i}")
+                raise ValueError(f"expected ':' after {str(key)[:QUOTE_CHARS]!r} at char {i}")
             value, i = decoder.raw_decode(s, _skip(s, i + 1))
             i = _skip(s, i)
             if s.startswith("}", i):
                 entries.append((key, value))
                 return ObjectScan(entries, True, True, None)
             if not s.startswith(",", i):
-                raise ValueError(f"expected ',' or '}}' after the value of {str(key)[:40]!r} at char {i}")
+                raise ValueError(f"expected ',' or '}}' after the value of {str(key)[:QUOTE_CHARS]!r} at char {i}")
             entries.append((key, value))
             i = _skip(s, i + 1)
     except (ValueError, RecursionError) as exc:
         return ObjectScan(entries, False, True, f"the answer's JSON object breaks off after {len(entries)} "
-                          f"complete entries: {str(exc)[:80]}")
+                          f"complete entries: {str(exc)[:DECODER_CHARS]}")
 
 
 def _as_int(value: Any) -> int | None:
@@ -161,19 +172,19 @@ def _check(request_id: str, value: Any, window: int, n_windows: int) -> dict[str
     """A valid structured decision for one entry's value, or the problem with it."""
     if not isinstance(value, dict):
         return RequestProblem(request_id, "bad_decision", f"{request_id}: the value must be an object with a "
-                              f"'decision', got {json.dumps(value)[:40]}")
+                              f"'decision', got {json.dumps(value)[:QUOTE_CHARS]}")
     raw = value.get("decision")
     kind = raw.strip().upper() if isinstance(raw, str) else None
     if kind not in DECISIONS:
         return RequestProblem(request_id, "bad_decision",
-                              f"{request_id}: decision must be ACCEPT, REJECT or DEFER, got {json.dumps(raw)[:40]}")
+                              f"{request_id}: decision must be ACCEPT, REJECT or DEFER, got {json.dumps(raw)[:QUOTE_CHARS]}")
     if kind != "DEFER":
         return {"request_id": request_id, "decision": kind}
     target = _as_int(value.get("defer_to_window"))
     if target is None or not window < target < n_windows:
         return RequestProblem(request_id, "bad_window",
                               f"{request_id}: DEFER needs an integer defer_to_window in {window + 1}..{n_windows - 1}, "
-                              f"got {json.dumps(value.get('defer_to_window'))[:40]}")
+                              f"got {json.dumps(value.get('defer_to_window'))[:QUOTE_CHARS]}")
     return {"request_id": request_id, "decision": "DEFER", "defer_to_window": target}
 
 
@@ -197,7 +208,7 @@ def parse_decisions(text: str, view: dict[str, Any]) -> ParseResult:
             problems.append(RequestProblem(None, "invalid_json", scan.error))
         for rid, value in scan.entries:
             if rid not in pending_set:
-                problems.append(RequestProblem(rid, "unknown_id", f"{rid[:40]!r} is not a pending request"))
+                problems.append(RequestProblem(rid, "unknown_id", f"{rid[:QUOTE_CHARS]!r} is not a pending request"))
                 continue
             if rid in seen:
                 problems.append(RequestProblem(rid, "duplicate", f"{rid}: more than one entry; the first counts"))

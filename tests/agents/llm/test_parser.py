@@ -373,3 +373,38 @@ def test_deeply_nested_json_does_not_raise(view):
     result = parse_decisions("{" + '"a": [' * 100000, view)
     assert not result.format_ok
     _assert_valid_for_env(result, view)
+
+
+def test_messages_quote_a_bounded_prefix_of_the_offending_text(view):
+    """Module docstring, **Messages**: at most QUOTE_CHARS of offending text, DECODER_CHARS of json's error."""
+    from dcops.agents.llm.parser import DECODER_CHARS, QUOTE_CHARS
+
+    assert (QUOTE_CHARS, DECODER_CHARS) == (40, 80)
+    ids = _ids(view)
+    long = "".join(chr(ord("a") + i % 26) for i in range(200))
+
+    def messages(text):
+        return {p.code: p.message for p in parse_decisions(text, view).problems}
+
+    # the start of an answer that is no object: the first 40 characters, repr-quoted
+    assert messages(long)["invalid_json"].endswith(repr(long[:40]))
+    # a fence with nothing after it leaves nothing to quote
+    assert messages("```json")["invalid_json"].endswith("got ''")
+    # an id that is not pending
+    unknown = messages(json.dumps({long: {"decision": "ACCEPT"}}))["unknown_id"]
+    assert unknown == f"{long[:40]!r} is not a pending request"
+    # a value that is no object, a decision that is none of the three, a window that is no integer
+    got = messages(json.dumps({ids[0]: long}))["bad_decision"]
+    assert got.endswith(json.dumps(long)[:40]) and json.dumps(long)[:41] not in got
+    got = messages(json.dumps({ids[0]: {"decision": long}}))["bad_decision"]
+    assert got.endswith(json.dumps(long)[:40]) and json.dumps(long)[:41] not in got
+    got = messages(json.dumps({ids[0]: {"decision": "DEFER", "defer_to_window": long}}))["bad_window"]
+    assert got.endswith(json.dumps(long)[:40]) and json.dumps(long)[:41] not in got
+    # the punctuation errors of a broken object quote the key, and json's own error is cut at 80 characters
+    got = messages('{"' + long + '" 1}')["invalid_json"]
+    assert f"expected ':' after {long[:40]!r} at char" in got
+    head = "the answer's JSON object breaks off after 0 complete entries: "
+    got = messages('{"' + long + '": 1 2}')["invalid_json"]
+    assert got == head + f"expected ',' or '}}' after the value of {long[:40]!r} at char "[:80]
+    got = messages('{"' + ids[0] + '": ' + "[" * 200000 + "}")["invalid_json"]
+    assert got.startswith(head) and len(got) == len(head) + 80
