@@ -55,16 +55,19 @@ def play(env: Any, controller: Any, seed: int) -> dict[str, Any]:
             "worst_minutes_above_32": float(max(s["minutes_above_32"])), "max_inlet_rate_k_per_h": max_rate}
 
 
-def _rows(job: tuple[str, tuple[str, ...], int, str | None]) -> list[dict[str, Any]]:
+def _rows(job: tuple[str, tuple[str, ...], int, str | None, float | None]) -> list[dict[str, Any]]:
     from dcops.agents.cooling.ppo_v2 import PPOControllerV2
     from dcops.agents.cooling.rule_v2 import RuleV2Controller
     from dcops.cooling_env_v1 import TASK_SPECS, CoolingEnvV1, evaluation_case_spec
 
-    target, case, seed, weights = job
+    target, case, seed, weights, shield = job
     spec = evaluation_case_spec(*case) if target == FAMILY else TASK_SPECS[target]()
     env = CoolingEnvV1(spec, diagnostics=True)
+    ppo = PPOControllerV2.from_file(weights) if weights else PPOControllerV2()
+    if shield is not None:
+        ppo.shield_inlet_c = shield
     controllers = {
-        "ppo_v2": PPOControllerV2.from_file(weights) if weights else PPOControllerV2(),
+        "ppo_v2": ppo,
         "rule (task-tuned)": RuleV2Controller.tuned(target),
         "rule (family-tuned)": RuleV2Controller.tuned(FAMILY),
     }
@@ -73,11 +76,13 @@ def _rows(job: tuple[str, tuple[str, ...], int, str | None]) -> list[dict[str, A
             for c, controller in controllers.items()]
 
 
-def run(seeds: int, workers: int, weights: str | None = None) -> list[dict[str, Any]]:
+def run(seeds: int, workers: int, weights: str | None = None, shield: float | None = None) -> list[dict[str, Any]]:
+    """Every controller on every task and case (module docstring); ``shield``: the PPO controller's shield
+    threshold, °C (None: its default; ``inf``: unshielded)."""
     from dcops.cooling_env_v1 import EVAL_SITES, FAULT_CASES, SEASONS, TASK_SPECS
 
-    jobs = [(task, (), seed, weights) for task in TASK_SPECS for seed in range(seeds)]
-    jobs += [(FAMILY, case, seed, weights) for case in itertools.product(EVAL_SITES, SEASONS, FAULT_CASES)
+    jobs = [(task, (), seed, weights, shield) for task in TASK_SPECS for seed in range(seeds)]
+    jobs += [(FAMILY, case, seed, weights, shield) for case in itertools.product(EVAL_SITES, SEASONS, FAULT_CASES)
              for seed in range(seeds)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         return [row for rows in pool.map(_rows, jobs) for row in rows]
@@ -166,12 +171,16 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, default=5, help="evaluation seeds 0..N-1 per task and case")
     parser.add_argument("--workers", type=int, default=2, help="processes")
     parser.add_argument("--weights", default=None, help="a .npz of `dcops train-cooling-v2` (default: the shipped)")
+    parser.add_argument("--shield", type=float, default=None,
+                        help="the PPO controller's shield threshold, °C ('inf': none; default: the shipped one)")
     parser.add_argument("--out", default="reports/cooling/v2_ppo.md", help="markdown report ('' for none)")
 
 
 def _run(args: argparse.Namespace) -> int:
-    rows = run(args.seeds, args.workers, args.weights)
+    rows = run(args.seeds, args.workers, args.weights, args.shield)
     note = f"weights {args.weights}" if args.weights else "the shipped weights, agents/cooling/weights/ppo_cooling_v2"
+    if args.shield is not None:
+        note += f", shield at {args.shield} °C"
     print_and_write(markdown(rows, args.seeds, note), args.out)
     write_rows_beside(rows, args.out)
     return 0

@@ -51,6 +51,33 @@ def test_at_the_rule_action_the_supervisor_is_the_family_tuned_rule(make):
     assert supervised == rule
 
 
+def test_the_supervisor_keeps_the_family_rules_winter_mode_and_moves_it_with_the_policy():
+    """A January case runs in winter mode (the family rule's set-points there differ from summer's); at the rule
+    action the supervised controller is the family rule itself, and a warmer supply action warms the winter air."""
+    from dcops.agents.cooling.rule_v2 import RuleV2Controller
+
+    family = RuleV2Controller.tuned("eval_family_v1")
+    assert family.free_wet_bulb_c > -100.0 and family.free_supply_c != family.supply_c
+    env = CoolingEnvV1(evaluation_case_spec("chicago", "january", "normal"))
+    assert not env.unwrapped.task.plant.tank.installed  # so the tank price rule the supervisor drops never acts
+    assert run_controller_v2(env, RuleActionSupervisor(), seed=3) == run_controller_v2(env, family, seed=3)
+
+    observation, _ = env.reset(seed=3)
+    supervisor = SupervisorV2()
+    supervisor.reset(controller_context_v2(env))
+    at_rule = supervisor.setpoints(rule_action(), observation)
+    assert supervisor.rule._winter  # the January wet-bulb is below the family rule's threshold
+    low, high = ACTION_RANGES["supply_c"]
+    warmer = rule_action()
+    warmer[ACTION_NAMES_V2.index("supply_c")] += 2.0 * 1.0 / (high - low)  # 1 K warmer supply air
+    supervisor.reset(controller_context_v2(env))
+    moved = supervisor.setpoints(warmer, observation)
+    n_zones = supervisor.rule.context.n_zones
+    supply_index = slice(n_zones, 2 * n_zones)  # fan speeds first, then the supply set-points
+    assert np.asarray(at_rule)[supply_index] == pytest.approx(family.free_supply_c)
+    np.testing.assert_allclose(np.asarray(moved)[supply_index] - np.asarray(at_rule)[supply_index], 1.0, atol=1e-5)
+
+
 def test_actions_map_to_their_documented_ranges_and_back():
     assert len(ACTION_NAMES_V2) == N_ACTIONS_V2 == 7
     low = physical_action(-np.ones(N_ACTIONS_V2))
@@ -104,7 +131,8 @@ def test_a_ci_sized_training_run_exports_a_policy_the_runtime_and_sb3_both_play(
     from dcops.training.cooling.ppo_v2 import CoolingPPOV2Config, train_cooling_ppo_v2
     from dcops.training.cooling.sb3_v2 import load_sb3_policy
 
-    config = CoolingPPOV2Config(timesteps=2 * 8 * 64, n_steps=64, batch_size=128, n_epochs=1, eval_every=10**9)
+    config = CoolingPPOV2Config(timesteps=2 * 8 * 64, n_steps=64, batch_size=128, n_epochs=1, eval_every=10**9,
+                                choose_shield=False)
     record = train_cooling_ppo_v2(config, out=tmp_path, tensorboard_log=None, progress_bar=False)
     assert record["features"] == list(FEATURE_NAMES_V2) and record["actions"] == list(ACTION_NAMES_V2)
     controller = PPOControllerV2.from_file(tmp_path / "ppo_cooling_v2.npz")
@@ -135,3 +163,62 @@ def test_the_task_wrapped_for_sb3_hands_the_policy_no_private_truth():
     _, _, _, _, stepped = env.step(np.zeros(N_ACTIONS_V2, dtype=np.float32))
     private = set(DIAGNOSTIC_INFO_KEYS["cooling"])
     assert private and not private & set(info) and not private & set(stepped)
+
+
+class _FixedPolicy:
+    """A stand-in policy that always answers the same normalised action."""
+
+    def __init__(self, action):
+        self.action = np.asarray(action, dtype=np.float64)
+
+    def act(self, features):
+        return self.action.copy()
+
+
+def test_the_shield_hands_a_step_to_the_rule_when_a_reported_inlet_reaches_its_threshold():
+    """The recovery task's hall starts at 36 °C: a shielded controller plays the rule's action there whatever its
+    policy says, and the policy's own action once the reported inlets are below the threshold."""
+    from dcops.agents.cooling.ppo_v2 import SHIELD_INLET_C
+
+    env = dcops.make_env("cooling/single_zone_recovery_v1")
+    observation, _ = env.reset(seed=0)
+    context = controller_context_v2(env)
+    assert float(TelemetryV2.parse(observation, 1).inlet_c.max()) >= SHIELD_INLET_C
+    far = np.ones(N_ACTIONS_V2)  # every set-point at the top of its range
+
+    def first_setpoints(controller):
+        controller.reset(context)
+        return np.asarray(controller.act(observation))
+
+    reference = SupervisorV2()
+    reference.reset(context)
+    at_rule = np.asarray(reference.setpoints(rule_action(), observation))
+    reference.reset(context)
+    at_far = np.asarray(reference.setpoints(far, observation))
+    assert not np.array_equal(at_rule, at_far)
+    shielded = PPOControllerV2(_FixedPolicy(far))
+    assert shielded.shield_inlet_c == SHIELD_INLET_C == 30.0
+    np.testing.assert_array_equal(first_setpoints(shielded), at_rule)
+    np.testing.assert_array_equal(shielded.last_action, far)  # the policy still sees its own action
+    np.testing.assert_array_equal(first_setpoints(PPOControllerV2(_FixedPolicy(far), shield_inlet_c=np.inf)), at_far)
+    np.testing.assert_array_equal(first_setpoints(PPOControllerV2(_FixedPolicy(far), shield_inlet_c=36.5)), at_far)
+
+
+def test_the_shield_threshold_is_chosen_on_validation_by_the_checkpoint_rule(monkeypatch):
+    """choose_shield ranks the candidates by selection_key_v2 (no minute above 32 °C first, then the score) and
+    takes the lowest threshold among equals; the shipped record's choice is the runtime's default."""
+    import dcops.training.cooling.ppo_v2 as training
+
+    figures = {28.0: (3.0, 0.70), 29.0: (0.0, 0.60), 30.0: (0.0, 0.62), 31.0: (0.0, 0.62), np.inf: (0.0, 0.61)}
+
+    def fake_episodes(controller):
+        above32, score = figures[controller.shield_inlet_c]
+        return [{"objective": 1.0, "reference": 1.0, "minutes_above_27": [0.0], "minutes_above_32": [above32],
+                 "episode_minutes": 60.0, "score": score}]
+
+    monkeypatch.setattr(training, "validation_episodes", fake_episodes)
+    chosen = training.choose_shield(_FixedPolicy(np.zeros(N_ACTIONS_V2)))
+    assert chosen["shield_inlet_c"] == 30.0 and len(chosen["candidates"]) == len(figures)
+    from dcops.agents.cooling.ppo_v2 import SHIELD_INLET_C
+
+    assert shipped_metadata_v2()["shield"]["shield_inlet_c"] == SHIELD_INLET_C

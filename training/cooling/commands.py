@@ -50,6 +50,8 @@ def _run_train(args: argparse.Namespace) -> int:
     record = train_cooling_ppo(config, out=args.out, tensorboard_log=args.tensorboard or None,
                                progress_bar=not args.no_progress)
     v = record["validation_of_selected"]
+    if "shield" in record:
+        print(f"run-time shield at {record['shield']['shield_inlet_c']} °C (chosen on validation)")
     print(f"trained {record['timesteps_trained']} steps in {record['wall_time_s'] / 60:.1f} min; kept the checkpoint "
           f"at {record['timesteps_selected']} steps")
     print(f"validation (seeds {list(config.validation_seeds)}): {v['cooling_kwh']:.0f} kWh/day, "
@@ -162,10 +164,19 @@ def _train_v2_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output folder (the shipped policy lives in agents/cooling/weights)")
     parser.add_argument("--tensorboard", default="runs/cooling_v2", help="TensorBoard log folder ('' for none)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--shield-only", action="store_true",
+                        help="train nothing: choose the run-time shield for the policy already in --out and add it "
+                             "to its JSON")
 
 
 def _run_train_v2(args: argparse.Namespace) -> int:
-    from dcops.training.cooling.ppo_v2 import CoolingPPOV2Config, train_cooling_ppo_v2
+    from dcops.training.cooling.ppo_v2 import CoolingPPOV2Config, record_shield, train_cooling_ppo_v2
+
+    if args.shield_only:
+        shield = record_shield(args.out)
+        print(f"shield: {shield['shield_inlet_c']} °C (validation figures of every candidate in "
+              f"{args.out}/ppo_cooling_v2.json)")
+        return 0
 
     config = CoolingPPOV2Config(seed=args.seed)
     if args.timesteps is not None:
@@ -175,6 +186,8 @@ def _run_train_v2(args: argparse.Namespace) -> int:
     record = train_cooling_ppo_v2(config, out=args.out, tensorboard_log=args.tensorboard or None,
                                   progress_bar=not args.no_progress)
     v = record["validation_of_selected"]
+    if "shield" in record:
+        print(f"run-time shield at {record['shield']['shield_inlet_c']} °C (chosen on validation)")
     print(f"trained {record['timesteps_trained']} steps in {record['wall_time_s'] / 60:.1f} min; kept the checkpoint "
           f"at {record['timesteps_selected']} steps")
     print(f"validation: objective ratio {v['objective_ratio']:.3f}, zone-time > 27 °C "

@@ -17,7 +17,10 @@ environments, so the same seed and steps give the same weights on the same softw
    ``eval_every`` steps the exported actor runs as :class:`~dcops.agents.cooling.ppo_v2.PPOControllerV2` on every
    case of the v2 evaluation family and every v1 task; the kept checkpoint has the highest mean score among those
    with no minute above 32 °C (:func:`selection_key_v2`).
-4. **Export** of the kept checkpoint to ``agents/cooling/weights``: ``ppo_cooling_v2.npz`` (what the runtime reads),
+4. **Shield**: the run-time fallback to the rule near the 32 °C limit
+   (:class:`~dcops.agents.cooling.ppo_v2.PPOControllerV2`) gets its threshold from the same validation episodes
+   (:func:`choose_shield`), recorded in the JSON; training itself runs unshielded.
+5. **Export** of the kept checkpoint to ``agents/cooling/weights``: ``ppo_cooling_v2.npz`` (what the runtime reads),
    ``ppo_cooling_v2.json`` (the recipe, seeds, steps, wall time, versions, validation figures),
    ``ppo_cooling_v2.zip`` and ``ppo_cooling_v2_vecnormalize.pkl`` (SB3's checkpoint and normalisation statistics:
    :mod:`dcops.training.cooling.sb3_v2` loads them for ``PPO.load(...).predict``), ``learning_curve_v2.csv``.
@@ -86,6 +89,7 @@ class CoolingPPOV2Config:
     log_std_init: float = -2.0
     hidden: tuple[int, ...] = (64, 64)
     eval_every: int = 200_000
+    choose_shield: bool = True
     scenarios: TrainingScenariosV2 = field(default_factory=TrainingScenariosV2)
     reward: RewardWeightsV2 = field(default_factory=RewardWeightsV2)
 
@@ -127,6 +131,35 @@ def selection_key_v2(v: dict[str, float]) -> tuple[float, float]:
     if v["worst_minutes_above_32"] == 0.0:
         return (0.0, -v["score"])
     return (1.0, v["worst_minutes_above_32"])
+
+
+SHIELD_CANDIDATES_C: tuple[float, ...] = (28.0, 29.0, 30.0, 31.0, float("inf"))
+"""The run-time shield thresholds :func:`choose_shield` compares (°C; ``inf``: no shield)."""
+
+
+def choose_shield(policy: NumpyPolicy) -> dict[str, Any]:
+    """The run-time shield threshold of :class:`~dcops.agents.cooling.ppo_v2.PPOControllerV2` for ``policy``: each
+    of :data:`SHIELD_CANDIDATES_C` scored on the validation episodes (never the evaluation seeds) and ranked by
+    :func:`selection_key_v2`, the lowest threshold (the more cautious) among equals. Returns the chosen threshold
+    and every candidate's validation figures."""
+    results = []
+    for threshold in SHIELD_CANDIDATES_C:
+        figures = summarise(validation_episodes(PPOControllerV2(policy, shield_inlet_c=threshold)))
+        results.append({"shield_inlet_c": threshold, **figures})
+    best = min(results, key=lambda r: (*selection_key_v2(r), r["shield_inlet_c"]))
+    return {"shield_inlet_c": best["shield_inlet_c"], "candidates": results}
+
+
+def record_shield(out: str | Path) -> dict[str, Any]:
+    """Choose the shield for the policy exported in ``out`` (:func:`choose_shield`) and add it to its JSON record
+    (``shield``)."""
+    out = Path(out)
+    policy = NumpyPolicy.from_npz(out / NPZ_NAME, len(FEATURE_NAMES_V2) + len(ACTION_NAMES_V2), len(ACTION_NAMES_V2))
+    shield = choose_shield(policy)
+    record = json.loads((out / JSON_NAME).read_text())
+    record["shield"] = shield
+    (out / JSON_NAME).write_text(json.dumps(record, indent=2, default=str) + "\n")
+    return shield
 
 
 def train_cooling_ppo_v2(config: CoolingPPOV2Config | None = None, out: str | Path = "agents/cooling/weights",
@@ -180,4 +213,6 @@ def train_cooling_ppo_v2(config: CoolingPPOV2Config | None = None, out: str | Pa
     }
     (out / JSON_NAME).write_text(json.dumps(record, indent=2, default=str) + "\n")
     venv.close()
+    if config.choose_shield:
+        record["shield"] = record_shield(out)
     return record
