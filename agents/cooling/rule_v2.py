@@ -186,8 +186,9 @@ class RuleV2Controller:
 
     @classmethod
     def tuned(cls, target: str = "eval_family_v1") -> RuleV2Controller:
-        """The rule with the parameters ``dcops tune-rule-v2`` found for ``target`` (a v1 cooling task id or
-        ``eval_family_v1``).
+        """The rule with the parameters ``dcops tune-rule-v2`` found for ``target`` (a v1 cooling task id,
+        ``eval_family_v1``, or one case of the family, ``eval_family_v1/<site>/<season>/<fault>``: a ceiling for the
+        rule's structure, since it knows its case in advance).
 
         :raises KeyError: for a target that was never tuned (the message lists the tuned ones)."""
         tuned = _tuned()

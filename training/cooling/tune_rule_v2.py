@@ -5,7 +5,10 @@ could set for a task, chosen by the criteria the evaluation uses: the least obje
 ``dcops.cooling_env_v1``, over its weather-and-load yardstick) with 0 minutes above 32 °C in every episode and at
 most 1 % of zone-time above 27 °C, on the target's tuning seeds (:data:`TUNING_SEEDS`: disjoint from the evaluation
 seeds 0, 1, 2, …). Targets (:func:`targets`): every registered v1 task (``cooling/..._v1``) and
-``eval_family_v1`` (the 16 cases of ``evaluation_case_spec``).
+``eval_family_v1`` (the 16 cases of ``evaluation_case_spec``); and, apart (:func:`case_targets`,
+``--target cases``), each case of the family alone, ``eval_family_v1/<site>/<season>/<fault>``, on the family's
+tuning seeds. A rule tuned for one case knows its climate, season and fault in advance: it is a ceiling for the
+rule's structure, not a controller anyone could deploy.
 
 1. **Grid** (:data:`GRID`, every combination): supply air, chilled-water margin, airflow margin,
    condenser-water approach, chilled-water ΔT and the stage-up load.
@@ -16,7 +19,7 @@ seeds 0, 1, 2, …). Targets (:func:`targets`): every registered v1 task (``cool
    not leave, and the winter-mode and storage rules are tuned like the rest.
 
 Writes ``agents/cooling/rule_v2_tuned.json`` (read by :meth:`RuleV2Controller.tuned`), one entry per target, the
-others kept. About 40 minutes for every target on 2 cores.
+others kept. About 40 minutes for ``--target all`` on 2 cores; about as long for ``--target cases`` on one.
 """
 
 from __future__ import annotations
@@ -32,8 +35,10 @@ from typing import Any
 import numpy as np
 
 FAMILY = "eval_family_v1"
+CASE_PREFIX = FAMILY + "/"
+"""A case target is ``eval_family_v1/<site>/<season>/<fault>``."""
 TUNING_SEEDS: dict[str, tuple[int, ...]] = {FAMILY: (1000, 1001)}
-"""Tuning seeds per target; a task not listed gets :data:`TASK_TUNING_SEEDS`."""
+"""Tuning seeds per target; a case of the family gets the family's, a task not listed :data:`TASK_TUNING_SEEDS`."""
 TASK_TUNING_SEEDS: tuple[int, ...] = tuple(range(1000, 1008))
 GRID: dict[str, tuple[float, ...]] = {
     "supply_c": (18.0, 20.0, 22.0, 24.0, 26.0),
@@ -70,10 +75,22 @@ MAX_ZONE_TIME_ABOVE_27_PCT = 1.0
 
 
 def targets() -> list[str]:
-    """Every tuning target: the registered v1 tasks, then the evaluation family."""
+    """The tuning targets of ``--target all``: the registered v1 tasks, then the evaluation family."""
     from dcops.cooling_env_v1 import TASK_SPECS
 
     return [*TASK_SPECS, FAMILY]
+
+
+def case_targets() -> list[str]:
+    """The targets of ``--target cases``: each case of the evaluation family alone, in the family's order."""
+    from dcops.cooling_env_v1 import EVAL_SITES, FAULT_CASES, SEASONS
+
+    return [case_target(*case) for case in itertools.product(EVAL_SITES, SEASONS, FAULT_CASES)]
+
+
+def case_target(site: str, season: str, fault: str) -> str:
+    """The target name of one case of the evaluation family, ``eval_family_v1/<site>/<season>/<fault>``."""
+    return f"{CASE_PREFIX}{site}/{season}/{fault}"
 
 
 def _specs(target: str) -> list[Any]:
@@ -81,12 +98,17 @@ def _specs(target: str) -> list[Any]:
 
     if target == FAMILY:
         return [evaluation_case_spec(*case) for case in itertools.product(EVAL_SITES, SEASONS, FAULT_CASES)]
+    if target in case_targets():
+        return [evaluation_case_spec(*target.removeprefix(CASE_PREFIX).split("/"))]
     if target not in TASK_SPECS:
-        raise KeyError(f"unknown tuning target {target!r}; known: {', '.join(targets())}")
+        raise KeyError(f"unknown tuning target {target!r}; known: {', '.join(targets())} and the cases "
+                       f"{CASE_PREFIX}<site>/<season>/<fault>")
     return [TASK_SPECS[target]()]
 
 
 def tuning_seeds(target: str) -> tuple[int, ...]:
+    if target.startswith(CASE_PREFIX):
+        return TUNING_SEEDS[FAMILY]
     return TUNING_SEEDS.get(target, TASK_TUNING_SEEDS)
 
 
@@ -170,8 +192,11 @@ def write_tuned(results: dict[str, dict[str, Any]], out: Path) -> None:
     for target, result in results.items():
         families[target] = {"params": result["params"], "tuning_result": result["tuning_result"],
                             "tuning_seeds": result["tuning_seeds"]}
+    command = "dcops tune-rule-v2 --target all"
+    if any(target.startswith(CASE_PREFIX) for target in families):
+        command += "; dcops tune-rule-v2 --target cases"
     document = {
-        "command": "dcops tune-rule-v2 --target all",
+        "command": command,
         "grid": {k: list(v) for k, v in GRID.items()}, "refine": {k: list(v) for k, v in REFINE.items()},
         "families": {t: families[t] for t in sorted(families)},
     }
