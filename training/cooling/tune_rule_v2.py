@@ -114,16 +114,25 @@ def tuning_seeds(target: str) -> tuple[int, ...]:
 
 def evaluate_parameters(params: dict[str, float], target: str = FAMILY,
                         seeds: Sequence[int] | None = None) -> dict[str, float]:
-    """The rule with ``params`` over every case of ``target`` and seed: mean objective ratio (objective /
-    yardstick), mean zone-time above 27 °C (%), worst minutes above 32 °C, mean score."""
-    from dcops.agents.cooling.rule_v2 import RuleV2Controller, run_controller_v2
+    """The rule with ``params`` over every case of ``target`` and seed (:func:`evaluate_controller`)."""
+    from dcops.agents.cooling.rule_v2 import RuleV2Controller
+
+    return evaluate_controller(lambda: RuleV2Controller(**params), target, seeds)
+
+
+def evaluate_controller(make: Callable[[], Any], target: str = FAMILY,
+                        seeds: Sequence[int] | None = None) -> dict[str, float]:
+    """A fresh v2 controller from ``make()`` over every case of ``target`` and seed (default: the target's tuning
+    seeds): mean objective ratio (objective / yardstick), mean zone-time above 27 °C (%), worst minutes above
+    32 °C, mean score."""
+    from dcops.agents.cooling.rule_v2 import run_controller_v2
     from dcops.cooling_env_v1 import CoolingEnvV1
 
     rows = []
     for spec in _specs(target):
         env = CoolingEnvV1(spec)
         for seed in seeds if seeds is not None else tuning_seeds(target):
-            r = run_controller_v2(env, RuleV2Controller(**params), seed)
+            r = run_controller_v2(env, make(), seed)
             minutes = env.task.n_steps * env.task.dt_s / 60.0
             rows.append((r["objective"] / r["reference"], 100.0 * float(np.mean(r["minutes_above_27"])) / minutes,
                          float(max(r["minutes_above_32"])), r["score"]))
@@ -136,7 +145,7 @@ def feasible(result: dict[str, float]) -> bool:
     return result["worst_minutes_above_32"] == 0.0 and result["zone_time_above_27_pct"] <= MAX_ZONE_TIME_ABOVE_27_PCT
 
 
-def _rank(result: dict[str, float]) -> tuple[bool, float, float]:
+def rank(result: dict[str, float]) -> tuple[bool, float, float]:
     """Feasible first, then the lower objective ratio; among infeasible ones, the less zone-time above 27 °C."""
     if feasible(result):
         return (True, -result["objective_ratio"], 0.0)
@@ -154,33 +163,44 @@ def tune(target: str = FAMILY, workers: int = 2, progress: Callable[[str], None]
     """Run the grid and the refinement (module docstring) for one target; return the winner and its figures."""
     from dcops.agents.cooling.rule_v2 import RuleV2Controller
 
-    evaluate = partial(evaluate_parameters, target=target)
-    defaults = RuleV2Controller().parameters()
-    names = list(GRID)
-    combos = [dict(defaults, **dict(zip(names, values, strict=True)))
-              for values in itertools.product(*(GRID[n] for n in names))]
-    best_params: dict[str, float] = defaults
+    refine = {name: REFINE[name] for name in _acting_parameters(target)}
+    best_params, best, grid_size = search(partial(evaluate_parameters, target=target),
+                                          RuleV2Controller().parameters(), GRID, refine, workers, progress)
+    return {"params": best_params, "tuning_result": best, "grid_size": grid_size,
+            "tuning_seeds": list(tuning_seeds(target))}
+
+
+def search(evaluate: Callable[[dict[str, float]], dict[str, float]], start: dict[str, float],
+           grid: dict[str, tuple[float, ...]], refine: dict[str, tuple[float, ...]], workers: int,
+           progress: Callable[[str], None] | None = None,
+           max_passes: int = MAX_PASSES) -> tuple[dict[str, float], dict[str, float], int]:
+    """Every combination of ``grid`` (the other parameters from ``start``), then coordinate refinement from the
+    best by :func:`rank` over ``refine``'s values (module docstring), ``evaluate`` (picklable) in ``workers``
+    processes. Returns the winner, its figures and the grid's size."""
+    names = list(grid)
+    combos = [dict(start, **dict(zip(names, values, strict=True)))
+              for values in itertools.product(*(grid[n] for n in names))]
+    best_params: dict[str, float] = start
     best: dict[str, float] | None = None
     with ProcessPoolExecutor(max_workers=workers) as pool:
         for params, result in zip(combos, pool.map(evaluate, combos, chunksize=4), strict=True):
             if progress:
                 progress("grid")
-            if best is None or _rank(result) > _rank(best):
+            if best is None or rank(result) > rank(best):
                 best, best_params = result, params
         assert best is not None
-        for _ in range(MAX_PASSES):
+        for _ in range(max_passes):
             changed = False
-            for name in _acting_parameters(target):
-                trials = [dict(best_params, **{name: v}) for v in REFINE[name] if v != best_params[name]]
+            for name, values in refine.items():
+                trials = [dict(best_params, **{name: v}) for v in values if v != best_params[name]]
                 for trial, result in zip(trials, pool.map(evaluate, trials), strict=True):
                     if progress:
                         progress("refine")
-                    if _rank(result) > _rank(best):
+                    if rank(result) > rank(best):
                         best, best_params, changed = result, trial, True
             if not changed:
                 break
-    return {"params": best_params, "tuning_result": best, "grid_size": len(combos),
-            "tuning_seeds": list(tuning_seeds(target))}
+    return best_params, best, len(combos)
 
 
 def write_tuned(results: dict[str, dict[str, Any]], out: Path) -> None:
