@@ -16,7 +16,7 @@ A first look on the family's tuning seeds, before the grid was fixed, set its ra
 (kp 0.5, ki 2 /h, 11 K) gave an objective ratio of 1.47; a 13–14 K ΔT with lower gains (kp ≤ 0.25, ki ≤ 1 /h)
 1.22–1.24; higher gains chase the inlet sensors' noise (and the chilled water follows the coldest zone). Writes
 ``agents/cooling/pid_v2_tuned.json`` (read by :meth:`PIDV2Controller.tuned`), one entry per target, the others
-kept. About 13 minutes for every target on one core.
+kept. About 10 minutes for every target on one core.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ rule's structure, not a controller anyone could deploy.
    not leave, and the winter-mode and storage rules are tuned like the rest.
 
 Writes ``agents/cooling/rule_v2_tuned.json`` (read by :meth:`RuleV2Controller.tuned`), one entry per target, the
-others kept. About 40 minutes for ``--target all`` on 2 cores; about as long for ``--target cases`` on one.
+others kept. About 40 minutes for ``--target all`` on 2 cores; about 30 for ``--target cases`` on one.
 """
 
 from __future__ import annotations
