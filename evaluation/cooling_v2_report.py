@@ -1,4 +1,4 @@
-"""``dcops eval-cooling-v2``: the plant v2 PPO controller beside the tuned rules and the clairvoyant bound.
+"""``dcops eval-cooling-v2``: the plant v2 PPO controller beside the tuned rules, the PID and the clairvoyant bound.
 
 For every registered v1 cooling task and every case of the v2 evaluation family, on evaluation seeds 0..N−1
 (never used for training, tuning or checkpoint selection), these controllers play the same episodes:
@@ -8,11 +8,21 @@ For every registered v1 cooling task and every case of the v2 evaluation family,
 - ``rule (task-tuned)``: :meth:`RuleV2Controller.tuned(task) <dcops.agents.cooling.rule_v2.RuleV2Controller.tuned>`
   (for a family case: the family-tuned rule);
 - ``rule (family-tuned)``: the family-tuned rule on every task (the rule PPO's supervisor drives);
+- ``pid (task-tuned)``: :meth:`PIDV2Controller.tuned(task) <dcops.agents.cooling.pid_v2.PIDV2Controller.tuned>`,
+  per-zone supply-air reset on the reported inlet and fans on the CRAH ΔT over the task-tuned rule's plant side,
+  gains from ``dcops tune-pid-v2`` (for a family case: the family's);
+- ``rule (case-tuned)``: for a family case, the rule tuned for that case alone (``dcops tune-rule-v2 --target
+  cases``): it knows its climate, season and fault in advance, so it is a ceiling for the rule's structure, not a
+  controller anyone could deploy; for a v1 task, the task-tuned rule (a task is its own case: the same episodes,
+  copied rather than replayed);
 - ``clairvoyant bound``: read from ``reports/cooling/v2_bound.csv`` (``dcops cooling-bound``, same seeds).
 
 Per task and case: score, objective over its yardstick, cooling energy (kWh), facility cost ($) and carbon (kg),
 the worst zone's minutes above 27 and 32 °C, and the largest rate of change of a true inlet (K/h, over one step;
-ASHRAE's limit is 20 K/h). Writes ``reports/cooling/v2_ppo.md`` and ``v2_ppo.csv``.
+ASHRAE's limit is 20 K/h), for PPO and the task-tuned rule; the PID's and the case-tuned rule's score and
+objective in columns of their own, every controller's figures in the CSV; a summary table of each controller's
+mean score and objective over the tasks and over the family. Writes ``reports/cooling/v2_ppo.md`` and
+``v2_ppo.csv``.
 """
 
 from __future__ import annotations
@@ -29,7 +39,7 @@ import numpy as np
 from dcops.command import Command, print_and_write, write_rows_beside
 
 FAMILY = "eval_family_v1"
-CONTROLLERS = ("ppo_v2", "rule (task-tuned)", "rule (family-tuned)")
+CONTROLLERS = ("ppo_v2", "rule (task-tuned)", "rule (family-tuned)", "pid (task-tuned)", "rule (case-tuned)")
 BOUND_CSV = Path(__file__).resolve().parents[1] / "reports" / "cooling" / "v2_bound.csv"
 
 
@@ -56,6 +66,7 @@ def play(env: Any, controller: Any, seed: int) -> dict[str, Any]:
 
 
 def _rows(job: tuple[str, tuple[str, ...], int, str | None, float | None]) -> list[dict[str, Any]]:
+    from dcops.agents.cooling.pid_v2 import PIDV2Controller
     from dcops.agents.cooling.ppo_v2 import PPOControllerV2
     from dcops.agents.cooling.rule_v2 import RuleV2Controller
     from dcops.cooling_env_v1 import TASK_SPECS, CoolingEnvV1, evaluation_case_spec
@@ -70,20 +81,27 @@ def _rows(job: tuple[str, tuple[str, ...], int, str | None, float | None]) -> li
         "ppo_v2": ppo,
         "rule (task-tuned)": RuleV2Controller.tuned(target),
         "rule (family-tuned)": RuleV2Controller.tuned(FAMILY),
+        "pid (task-tuned)": PIDV2Controller.tuned(target),
     }
     name = "/".join(case) if target == FAMILY else target
-    return [{"target": target, "case": name, "seed": seed, "controller": c, **play(env, controller, seed)}
-            for c, controller in controllers.items()]
+    if target == FAMILY:  # the case's own entry of `dcops tune-rule-v2 --target cases`
+        controllers["rule (case-tuned)"] = RuleV2Controller.tuned(f"{FAMILY}/{name}")
+    results = {c: play(env, controller, seed) for c, controller in controllers.items()}
+    results.setdefault("rule (case-tuned)", results["rule (task-tuned)"])  # a v1 task is its own case
+    return [{"target": target, "case": name, "seed": seed, "controller": c, **results[c]} for c in CONTROLLERS]
 
 
-def run(seeds: int, workers: int, weights: str | None = None, shield: float | None = None) -> list[dict[str, Any]]:
-    """Every controller on every task and case (module docstring); ``shield``: the PPO controller's shield
+def run(seeds: int, workers: int, weights: str | None = None, tasks: list[str] | None = None,
+        cases: list[tuple[str, str, str]] | None = None, shield: float | None = None) -> list[dict[str, Any]]:
+    """Every controller on seeds 0..``seeds``−1 of ``tasks`` (default: every registered v1 task) and ``cases``
+    (default: every case of the family, as (site, season, fault)); ``shield``: the PPO controller's shield
     threshold, °C (None: its default; ``inf``: unshielded)."""
     from dcops.cooling_env_v1 import EVAL_SITES, FAULT_CASES, SEASONS, TASK_SPECS
 
-    jobs = [(task, (), seed, weights, shield) for task in TASK_SPECS for seed in range(seeds)]
-    jobs += [(FAMILY, case, seed, weights, shield) for case in itertools.product(EVAL_SITES, SEASONS, FAULT_CASES)
-             for seed in range(seeds)]
+    tasks = list(TASK_SPECS) if tasks is None else tasks
+    cases = list(itertools.product(EVAL_SITES, SEASONS, FAULT_CASES)) if cases is None else cases
+    jobs = [(task, (), seed, weights, shield) for task in tasks for seed in range(seeds)]
+    jobs += [(FAMILY, tuple(case), seed, weights, shield) for case in cases for seed in range(seeds)]
     with ProcessPoolExecutor(max_workers=workers) as pool:
         return [row for rows in pool.map(_rows, jobs) for row in rows]
 
@@ -100,6 +118,7 @@ def bound_rows(path: Path = BOUND_CSV) -> dict[tuple[str, int], dict[str, float]
 
 def markdown(rows: list[dict[str, Any]], seeds: int, weights_note: str) -> str:
     bound = bound_rows()
+    ppo, rule, family, pid, case_rule = CONTROLLERS
     by: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in rows:
         by.setdefault((r["case"], r["controller"]), []).append(r)
@@ -113,29 +132,35 @@ def markdown(rows: list[dict[str, Any]], seeds: int, weights_note: str) -> str:
     def gap_closed(case: str) -> str:
         """Share of the rule's objective gap to the bound that PPO closes (mean ratios, same seeds), %."""
         b = bound_mean(case, "objective_ratio")
-        rule = mean(case, "rule (task-tuned)", "objective_ratio")
-        if b is None or rule - b <= 0.0:
+        rule_ratio = mean(case, rule, "objective_ratio")
+        if b is None or rule_ratio - b <= 0.0:
             return "–"
-        return f"{100.0 * (rule - mean(case, 'ppo_v2', 'objective_ratio')) / (rule - b):.1f} %"
+        return f"{100.0 * (rule_ratio - mean(case, ppo, 'objective_ratio')) / (rule_ratio - b):.1f} %"
+
+    def saving(case: str, against: str) -> float:
+        """PPO's objective below ``against``'s (mean ratios, same seeds), %."""
+        return 100.0 * (1.0 - mean(case, ppo, "objective_ratio") / mean(case, against, "objective_ratio"))
 
     def table(cases: list[str], label: str) -> tuple[list[str], list[float], int, int]:
-        lines = [f"| {label} | PPO score | rule score | family rule score | bound score | PPO / rule objective "
-                 "(over yardstick) | PPO saving vs rule | PPO / rule cooling kWh | PPO / rule facility cost $ | PPO / rule facility carbon kg | "
-                 "worst min > 27 °C PPO / rule | > 32 °C PPO / rule | max inlet K/h PPO / rule | gap to bound closed |",
-                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines = [f"| {label} | PPO score | rule score | family rule score | PID score | case-tuned rule score | "
+                 "bound score | PPO / rule objective (over yardstick) | PID / case-tuned rule objective | "
+                 "PPO saving vs rule | PPO / rule cooling kWh | PPO / rule facility cost $ | "
+                 "PPO / rule facility carbon kg | worst min > 27 °C PPO / rule | > 32 °C PPO / rule | "
+                 "max inlet K/h PPO / rule | gap to bound closed |",
+                 "|---" * 17 + "|"]
         savings, score_wins, safe = [], 0, 0
         for case in cases:
-            ppo, rule, family = "ppo_v2", "rule (task-tuned)", "rule (family-tuned)"
-            saving = 100.0 * (1.0 - mean(case, ppo, "objective_ratio") / mean(case, rule, "objective_ratio"))
-            savings.append(saving)
+            savings.append(saving(case, rule))
             score_wins += mean(case, ppo, "score") >= mean(case, rule, "score")
             safe += worst(case, ppo, "worst_minutes_above_32") == 0.0
             b = bound_mean(case, "score")
             lines.append(
                 f"| {case} | {mean(case, ppo, 'score'):.3f} | {mean(case, rule, 'score'):.3f} | "
-                f"{mean(case, family, 'score'):.3f} | {'–' if b is None else f'{b:.3f}'} | "
+                f"{mean(case, family, 'score'):.3f} | {mean(case, pid, 'score'):.3f} | "
+                f"{mean(case, case_rule, 'score'):.3f} | {'–' if b is None else f'{b:.3f}'} | "
                 f"{mean(case, ppo, 'objective_ratio'):.3f} / {mean(case, rule, 'objective_ratio'):.3f} | "
-                f"{saving:.1f} % | {mean(case, ppo, 'cooling_kwh'):.0f} / {mean(case, rule, 'cooling_kwh'):.0f} | "
+                f"{mean(case, pid, 'objective_ratio'):.3f} / {mean(case, case_rule, 'objective_ratio'):.3f} | "
+                f"{savings[-1]:.1f} % | {mean(case, ppo, 'cooling_kwh'):.0f} / {mean(case, rule, 'cooling_kwh'):.0f} | "
                 f"{mean(case, ppo, 'cost_usd'):.0f} / {mean(case, rule, 'cost_usd'):.0f} | "
                 f"{mean(case, ppo, 'carbon_kg'):.0f} / {mean(case, rule, 'carbon_kg'):.0f} | "
                 f"{worst(case, ppo, 'worst_minutes_above_27'):.0f} / {worst(case, rule, 'worst_minutes_above_27'):.0f} "
@@ -148,22 +173,55 @@ def markdown(rows: list[dict[str, Any]], seeds: int, weights_note: str) -> str:
     cases = list(dict.fromkeys(r["case"] for r in rows if r["target"] == FAMILY))
     task_lines, task_savings, task_wins, task_safe = table(tasks, "task")
     case_lines, case_savings, case_wins, case_safe = table(cases, "case")
+    case_rule_savings = [saving(case, case_rule) for case in cases]
+    case_rule_below = sum(mean(case, case_rule, "objective_ratio") < mean(case, family, "objective_ratio")
+                          for case in cases)
     family_total = lambda c: sum(r["objective_ratio"] for r in rows if r["target"] == FAMILY and r["controller"] == c)  # noqa: E731
+
+    def summary_cell(group: list[str], controller: str | None, key: str) -> str:
+        """The mean of ``key`` over ``group``'s cases (each the mean of its seeds); the bound's where it has all."""
+        if controller is None:
+            values = [bound_mean(case, key) for case in group]
+            return "–" if not group or None in values else f"{np.mean(values):.3f}"
+        return f"{np.mean([mean(case, controller, key) for case in group]):.3f}" if group else "–"
+
+    labels = {ppo: "PPO (one set of weights)", rule: "rule (task-tuned; on the family: family-tuned)",
+              family: "rule (family-tuned)", pid: "PID (task-tuned; on the family: family-tuned)",
+              case_rule: "rule (case-tuned: a ceiling, not deployable)"}
+    summary = ["| controller | tasks: mean score | tasks: mean objective ratio | family: mean score | "
+               "family: mean objective ratio |", "|---|---|---|---|---|"]
+    for controller, label in [*labels.items(), (None, "clairvoyant bound")]:
+        summary.append(f"| {label} | {summary_cell(tasks, controller, 'score')} | "
+                       f"{summary_cell(tasks, controller, 'objective_ratio')} | "
+                       f"{summary_cell(cases, controller, 'score')} | "
+                       f"{summary_cell(cases, controller, 'objective_ratio')} |")
     return (
-        "# The plant v2 PPO cooling controller against the tuned rules and the bound\n\n"
+        "# The plant v2 PPO cooling controller against the tuned rules, the PID and the bound\n\n"
         f"Made by `dcops eval-cooling-v2 --seeds {seeds}` (evaluation seeds 0–{seeds - 1}; {weights_note}). One "
         "set of weights for every task and case. Objective = the task's own (cooling energy plus the server power "
         "warm inlets add; × the price on the cost task), over its weather-and-load yardstick; the bound's scores "
-        "from `dcops cooling-bound` on the same seeds.\n\n"
+        "from `dcops cooling-bound` on the same seeds. The PID: per-zone supply-air reset on the reported inlet and "
+        "fans holding the CRAH ΔT, with anti-windup, over the tuned rule's plant side (gains by `dcops "
+        "tune-pid-v2` on seeds 1000+). The case-tuned rule: the rule tuned for each case of the family alone "
+        "(`dcops tune-rule-v2 --target cases`, seeds 1000–1001); it knows its climate, season and fault in advance, "
+        "so it is a ceiling for the rule's structure, not a controller anyone could deploy. A v1 task is its own "
+        "case: there the case-tuned rule is the task-tuned rule.\n\n"
+        "Means over the tasks and over the family's cases (each the mean of its seeds):\n\n"
+        + "\n".join(summary) + "\n\n"
         f"**Tasks: PPO's score is at least the task-tuned rule's on {task_wins} of {len(tasks)}; its objective is "
         f"{min(task_savings):+.1f} … {max(task_savings):+.1f} % against it (positive: PPO spends less); no minute "
         f"above 32 °C on {task_safe} of {len(tasks)}.**\n\n" + "\n".join(task_lines) + "\n\n"
         "## The evaluation family\n\n"
         f"**PPO saves {np.mean(case_savings):.1f} % of the family-tuned rule's objective per case on average "
         f"({min(case_savings):+.1f} … {max(case_savings):+.1f} %), "
-        f"{100.0 * (1.0 - family_total('ppo_v2') / family_total('rule (task-tuned)')):.1f} % of the summed ratios; "
+        f"{100.0 * (1.0 - family_total(ppo) / family_total(rule)):.1f} % of the summed ratios; "
         f"its score is at least the rule's in {case_wins} of {len(cases)} cases; no minute above 32 °C in "
-        f"{case_safe}.**\n\n" + "\n".join(case_lines) + "\n"
+        f"{case_safe}. Against the case-tuned rule (a ceiling: it knows its case) PPO saves "
+        f"{np.mean(case_rule_savings):.1f} % per case on average ({min(case_rule_savings):+.1f} … "
+        f"{max(case_rule_savings):+.1f} %), {100.0 * (1.0 - family_total(ppo) / family_total(case_rule)):.1f} % of "
+        f"the summed ratios; the case-tuned rule's own objective is below the family-tuned rule's in "
+        f"{case_rule_below} of {len(cases)} cases (tuned on two seeds per case, it is no strict ceiling on other "
+        "seeds).**\n\n" + "\n".join(case_lines) + "\n"
     )
 
 
@@ -177,7 +235,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    rows = run(args.seeds, args.workers, args.weights, args.shield)
+    rows = run(args.seeds, args.workers, args.weights, shield=args.shield)
     note = f"weights {args.weights}" if args.weights else "the shipped weights, agents/cooling/weights/ppo_cooling_v2"
     if args.shield is not None:
         note += f", shield at {args.shield} °C"

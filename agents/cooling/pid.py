@@ -30,7 +30,7 @@ from dcops.physics.interface import (
 
 
 @dataclass
-class _PILoop:
+class PILoop:
     """One discrete PI(D) loop over a vector of zones with conditional-integration anti-windup."""
 
     bias: float
@@ -74,8 +74,8 @@ class PIDController:
     def reset(self, context: ControllerContext) -> None:
         self.context = context
         # The supply loop acts against the error (hot inlet → colder supply): negative gains.
-        self._supply = _PILoop(self.supply_bias_c, -self.kp, -self.ki, -self.kd, *SUPPLY_SETPOINT_RANGE_C)
-        self._fans = _PILoop(self.fan_bias, self.kp_fan, self.ki_fan, 0.0, *FAN_SPEED_RANGE)
+        self._supply = PILoop(self.supply_bias_c, -self.kp, -self.ki, -self.kd, *SUPPLY_SETPOINT_RANGE_C)
+        self._fans = PILoop(self.fan_bias, self.kp_fan, self.ki_fan, 0.0, *FAN_SPEED_RANGE)
         self._supply.reset(context.n_zones)
         self._fans.reset(context.n_zones)
 

@@ -3,7 +3,8 @@
 Rules (each parameter a number an operator would set; ``dcops tune-rule-v2`` grid-searches them on tuning seeds):
 
 - **Supply air** at ``supply_c`` in every zone; **chilled water** as warm as that allows:
-  ``supply_c − design coil approach − chw_margin_k`` (warmer water: higher chiller COP, more economiser hours).
+  ``supply_c − design coil approach − chw_margin_k`` (warmer water: higher chiller COP, more economiser hours;
+  with per-zone supply set-points, as the PID's, from the coldest).
 - **Winter mode**: while the outdoor wet-bulb is below ``free_wet_bulb_c`` (±0.5 K of hysteresis), when the
   tower alone can make the water, supply air at ``free_supply_c`` with airflow ``free_airflow_margin``: cold air
   costs nothing on free cooling and less of it saves fan power.
@@ -28,6 +29,9 @@ Rules (each parameter a number an operator would set; ``dcops tune-rule-v2`` gri
   ``tank_discharge_flow`` while the price is at or above ``tank_discharge_price``; otherwise, while the price is
   at or below ``tank_charge_price`` and the tank is warmer than ``tank_target_c``, charge it at
   ``tank_charge_flow`` with the chilled water no warmer than the target less 1 K.
+
+Everything after the air side (supply air and airflow) is :meth:`RuleV2Controller.plant_setpoints`, which the plant
+v2 PID (:mod:`dcops.agents.cooling.pid_v2`) calls under its own air-side loops.
 """
 
 from __future__ import annotations
@@ -140,8 +144,16 @@ class RuleV2Controller:
         fans = margin * server_air / ctx.crah_max_airflow_kg_s
         fans = fans + self.fan_gain * np.maximum(t.inlet_c - self.inlet_target_c, 0.0)
         fans = np.clip(fans, *FAN_SPEED_RANGE)
-        supply = np.full(ctx.n_zones, supply_c)
-        chw = supply_c - COIL_DESIGN_APPROACH_K - self.chw_margin_k
+        return self.plant_setpoints(t, it_kw, fans, np.full(ctx.n_zones, supply_c))
+
+    def plant_setpoints(self, t: TelemetryV2, it_kw: NDArray[np.float64], fans: NDArray[np.float64],
+                        supply: NDArray[np.float64]) -> NDArray[np.float32]:
+        """The set-point vector for the air side ``fans`` and ``supply`` (°C) chosen by this rule or by another
+        air-side controller (:class:`~dcops.agents.cooling.pid_v2.PIDV2Controller`), with every plant-side control
+        of the rule: chilled water reset from the coldest supply set-point, condenser water, storage, staging,
+        pump and the chiller-trip response (module docstring). ``it_kw``: :func:`it_load_kw` of ``t``."""
+        ctx = self.context
+        chw = float(supply.min()) - COIL_DESIGN_APPROACH_K - self.chw_margin_k
 
         # Condenser-water reset: integral action toward the target.
         free_cooling = t.economiser_fraction >= 0.999
@@ -186,8 +198,9 @@ class RuleV2Controller:
 
     @classmethod
     def tuned(cls, target: str = "eval_family_v1") -> RuleV2Controller:
-        """The rule with the parameters ``dcops tune-rule-v2`` found for ``target`` (a v1 cooling task id or
-        ``eval_family_v1``).
+        """The rule with the parameters ``dcops tune-rule-v2`` found for ``target`` (a v1 cooling task id,
+        ``eval_family_v1``, or one case of the family, ``eval_family_v1/<site>/<season>/<fault>``: a ceiling for the
+        rule's structure, since it knows its case in advance).
 
         :raises KeyError: for a target that was never tuned (the message lists the tuned ones)."""
         tuned = _tuned()

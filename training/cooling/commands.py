@@ -1,4 +1,4 @@
-"""Cooling training commands: train the PPO policy, evaluate it against the tuned rule and the PID, tune that rule.
+"""Cooling training commands: train the PPO policy, evaluate it against the tuned rule and the PID, tune them.
 
 - ``dcops train-cooling``: SB3 PPO on randomised scenarios, checkpoint selection on validation seeds, numpy export
   (:mod:`dcops.training.cooling.ppo`). Writes to ``runs/cooling/policy`` by default; the shipped policy was made
@@ -9,8 +9,11 @@
   (:mod:`dcops.training.cooling.tune_rule`; writes ``agents/cooling/rule_tuned.json``).
 - ``dcops tune-rule-family``: re-tune the rule-based controller for the evaluation family
   (:mod:`dcops.training.cooling.tune_rule_family`).
-- ``dcops tune-rule-v2``: tune the plant v2 rule for each v1 cooling task and the v2 evaluation family
-  (:mod:`dcops.training.cooling.tune_rule_v2`; writes ``agents/cooling/rule_v2_tuned.json``).
+- ``dcops tune-rule-v2``: tune the plant v2 rule for each v1 cooling task and the v2 evaluation family, or for
+  each case of the family alone (:mod:`dcops.training.cooling.tune_rule_v2`; writes
+  ``agents/cooling/rule_v2_tuned.json``).
+- ``dcops tune-pid-v2``: tune the plant v2 PID's air-side gains over each target's tuned rule plant side
+  (:mod:`dcops.training.cooling.tune_pid_v2`; writes ``agents/cooling/pid_v2_tuned.json``).
 
 Heavy imports (torch, SB3, matplotlib) happen inside ``run`` so ``dcops --help`` stays instant.
 """
@@ -225,7 +228,8 @@ def _run_tune_family(args: argparse.Namespace) -> int:
 
 def _tune_v2_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default="all",
-                        help="a v1 cooling task id, eval_family_v1, or all (default: every one)")
+                        help="a v1 cooling task id, eval_family_v1, eval_family_v1/<site>/<season>/<fault>, all "
+                             "(default: every task and the family) or cases (each of the family's 16 cases alone)")
     parser.add_argument("--out", default=str(_PACKAGE_ROOT / "agents" / "cooling" / "rule_v2_tuned.json"),
                         help="where to write the tuned parameters (other targets' entries are kept)")
     parser.add_argument("--workers", type=int, default=2, help="processes")
@@ -234,15 +238,37 @@ def _tune_v2_arguments(parser: argparse.ArgumentParser) -> None:
 def _run_tune_v2(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from dcops.training.cooling.tune_rule_v2 import targets, tune, write_tuned
+    from dcops.training.cooling.tune_rule_v2 import case_targets, targets, tune, write_tuned
 
-    chosen = targets() if args.target == "all" else [args.target]
+    chosen = {"all": targets, "cases": case_targets}.get(args.target, lambda: [args.target])()
     results = {}
     for target in chosen:
         with tqdm(desc=f"tune-rule-v2 {target}", unit="setting") as bar:
             results[target] = tune(target, args.workers, progress=lambda _: bar.update(1))
         print(f"{target}: {results[target]['params']}\n  {results[target]['tuning_result']}")
         write_tuned({target: results[target]}, Path(args.out))  # after each target: an interrupted run keeps it
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _tune_pid_v2_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", default="all", help="a v1 cooling task id, eval_family_v1, or all (default)")
+    parser.add_argument("--out", default=str(_PACKAGE_ROOT / "agents" / "cooling" / "pid_v2_tuned.json"),
+                        help="where to write the tuned gains (other targets' entries are kept)")
+    parser.add_argument("--workers", type=int, default=1, help="processes")
+
+
+def _run_tune_pid_v2(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from dcops.training.cooling.tune_pid_v2 import targets, tune, write_tuned
+
+    chosen = targets() if args.target == "all" else [args.target]
+    for target in chosen:
+        with tqdm(desc=f"tune-pid-v2 {target}", unit="setting") as bar:
+            result = tune(target, args.workers, progress=lambda _: bar.update(1))
+        print(f"{target}: {result['gains']}\n  {result['tuning_result']}")
+        write_tuned({target: result}, Path(args.out))  # after each target: an interrupted run keeps it
     print(f"wrote {args.out}")
     return 0
 
@@ -259,6 +285,8 @@ COMMANDS = [
             _tune_task_arguments, _run_tune_task),
     Command("tune-rule-family", "Tune the rule-based controller for the PPO evaluation family on tuning seeds",
             _tune_family_arguments, _run_tune_family),
-    Command("tune-rule-v2", "Tune the plant v2 rule (every plant-side control) for each v1 cooling task and the v2 "
-            "evaluation family on tuning seeds", _tune_v2_arguments, _run_tune_v2),
+    Command("tune-rule-v2", "Tune the plant v2 rule (every plant-side control) for each v1 cooling task, the v2 "
+            "evaluation family, or each of its cases on tuning seeds", _tune_v2_arguments, _run_tune_v2),
+    Command("tune-pid-v2", "Tune the plant v2 PID's air-side gains (over the tuned rule's plant side) for each v1 "
+            "cooling task and the v2 evaluation family on tuning seeds", _tune_pid_v2_arguments, _run_tune_pid_v2),
 ]
