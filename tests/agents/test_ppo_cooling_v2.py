@@ -124,7 +124,7 @@ def test_the_training_reward_is_the_documented_energy_and_thermal_terms():
         _, reward, _, _, info = env.step(np.zeros(N_ACTIONS_V2, dtype=np.float32))
         energy = (env.inner.totals.objective - before) / env.inner.mean_reference
         assert info["energy_cost"] == pytest.approx(energy, rel=1e-9)
-        assert reward == pytest.approx(-(2.0 * info["energy_cost"] + info["thermal_cost"]), rel=1e-12)
+        assert reward == pytest.approx(-(3.0 * info["energy_cost"] + info["thermal_cost"]), rel=1e-12)
 
 
 def test_a_ci_sized_training_run_exports_a_policy_the_runtime_and_sb3_both_play(tmp_path):

@@ -21,6 +21,7 @@ Heavy imports (torch, SB3, matplotlib) happen inside ``run`` so ``dcops --help``
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 from dcops.command import Command
@@ -167,6 +168,8 @@ def _train_v2_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output folder (the shipped policy lives in agents/cooling/weights)")
     parser.add_argument("--tensorboard", default="runs/cooling_v2", help="TensorBoard log folder ('' for none)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument("--energy-weight", type=float, default=None,
+                        help="the training reward's energy weight (default: the recipe's, RewardWeightsV2.energy)")
     parser.add_argument("--shield-only", action="store_true",
                         help="train nothing: choose the run-time shield for the policy already in --out and add it "
                              "to its JSON")
@@ -186,6 +189,10 @@ def _run_train_v2(args: argparse.Namespace) -> int:
         config.timesteps = args.timesteps
     if args.max_minutes is not None:
         config.max_minutes = args.max_minutes or None
+    if args.energy_weight is not None:
+        if not args.energy_weight > 0.0:
+            raise SystemExit(f"--energy-weight: must be positive, got {args.energy_weight}")
+        config.reward = replace(config.reward, energy=args.energy_weight)
     record = train_cooling_ppo_v2(config, out=args.out, tensorboard_log=args.tensorboard or None,
                                   progress_bar=not args.no_progress)
     v = record["validation_of_selected"]
