@@ -208,6 +208,7 @@ def _eval_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _ladder_run(args: argparse.Namespace) -> int:
     import json
+    import re
 
     from tqdm import tqdm
 
@@ -235,14 +236,18 @@ def _ladder_run(args: argparse.Namespace) -> int:
         raise SystemExit(f"--rungs: {error}") from None
     bar.close()
     command = f"dcops eval-cluster --ladder {args.ladder} --seeds {args.seeds}"
+    produced_by = command
     if rungs is not None:
         try:
             rows = merge_rows(read_rows(out / "episodes.csv"), rows)
         except ValueError as error:
             raise SystemExit(f"--rungs: {error}") from None
+        # The report is still the one the earlier full run produced, with these rungs merged in.
+        found = re.search(r"Produced by `([^`]+)`", (out / "README.md").read_text()) if (out / "README.md").exists() else None
+        produced_by = found.group(1) if found else command
     out.mkdir(parents=True, exist_ok=True)
     summary = summarise(rows)
-    text = ladder_markdown(summary, command)
+    text = ladder_markdown(summary, produced_by)
     if rungs is not None:
         replayed = (out / "replayed.txt").read_text().splitlines() if (out / "replayed.txt").exists() else []
         # An earlier replay of the same command whose rungs this one replays again is superseded.

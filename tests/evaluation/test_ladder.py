@@ -154,3 +154,36 @@ def test_the_ordered_map_keeps_the_tasks_order_whatever_the_workers(workers):
 
     tasks = [-3, 2, -1, 0, -7]
     assert list(ordered_map(abs, tasks, workers)) == [(t, abs(t)) for t in tasks]
+
+
+def test_a_replay_keeps_the_full_runs_command_and_lists_itself(tmp_path, monkeypatch):
+    """`--rungs` merges into the report on file: its header still names the full run that produced it, and
+    replayed.txt lists each replay (a later replay of the same rungs supersedes the earlier line)."""
+    import argparse
+
+    import dcops.evaluation.ladder as ladder
+    from dcops.evaluation.cluster_report import _ladder_run
+
+    def fake_run(families, seeds, progress=None, workers=1, rungs=None):
+        rows = [r for r in _rows() if rungs is None or r["rung"] in (BOUND, *rungs)]
+        if rungs is not None:
+            rows = [dict(r, score=r["score"] + 0.01) if r["rung"] != BOUND else r for r in rows]
+        return rows
+
+    monkeypatch.setattr(ladder, "run_ladder", fake_run)
+
+    def run(ladder_arg, rungs):
+        _ladder_run(argparse.Namespace(ladder=ladder_arg, seeds=2, workers=1, rungs=rungs, ladder_out=str(tmp_path)))
+        return (tmp_path / "README.md").read_text()
+
+    first = run("all", None)
+    assert "Produced by `dcops eval-cluster --ladder all --seeds 2`" in first and not (tmp_path / "replayed.txt").exists()
+    replay = run("classic", "carbon_greedy")
+    assert "Produced by `dcops eval-cluster --ladder all --seeds 2`" in replay
+    assert "`dcops eval-cluster --ladder classic --seeds 2 --rungs carbon_greedy`" in replay
+    assert "| carbon_greedy | +0.120 ±" in replay  # the replayed rows were merged in (+0.01 on each seed)
+    run("classic", "carbon_greedy")
+    assert (tmp_path / "replayed.txt").read_text().splitlines() == [
+        "dcops eval-cluster --ladder classic --seeds 2 --rungs carbon_greedy"]
+    assert "Produced by `dcops eval-cluster --ladder all --seeds 2`" in run("all", None)
+    assert not (tmp_path / "replayed.txt").exists()  # a full run supersedes every replay
