@@ -1,0 +1,154 @@
+"""The SAC / TQC / PPO comparison report on plant v2 (``dcops report-cooling-offpolicy``; issue #24).
+
+It reads only the learning curves and JSON records the training commands write (``dcops train-cooling-v2`` and
+``dcops train-cooling-offpolicy``), copied into a data folder that is committed with the report
+(``reports/cooling/v2_offpolicy/``: ``learning_curve_<algorithm>_v2.csv`` and ``<algorithm>_cooling_v2.json``), so
+the report is rebuilt from the repository alone; every figure in it is one of those rows or a division of two.
+
+For each off-policy algorithm against PPO, on the one validation measure both were selected by
+(:func:`~dcops.training.cooling.ppo_v2.summarise`, :func:`~dcops.training.cooling.ppo_v2.selection_key_v2`):
+
+- the start (both start at the rule; PPO's start is its mean at the rule with its near-zero random weights, so its
+  figures may differ slightly from the off-policy start, which is the rule exactly);
+- at equal environment steps: PPO's checkpoint nearest the off-policy run's last one;
+- at equal wall time: PPO's checkpoint nearest the off-policy run's wall time, and PPO's kept checkpoint up to then
+  (what a PPO run with that budget would have kept);
+- the kept checkpoints, and PPO's last checkpoint.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dcops.training.cooling.offpolicy_v2 import curve_name, record_name
+from dcops.training.cooling.ppo_v2 import selection_key_v2
+
+PPO_CURVE, PPO_RECORD = "learning_curve_v2.csv", "ppo_cooling_v2.json"
+"""The names ``dcops train-cooling-v2`` gives its curve and record (copied under the off-policy runs' pattern:
+``learning_curve_ppo_v2.csv``, ``ppo_cooling_v2.json``)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One training run: its learning curve (rows of ``timesteps, wall_s`` and the validation figures) and record."""
+
+    algorithm: str
+    curve: list[dict[str, float]]
+    record: dict[str, Any]
+
+    @classmethod
+    def read(cls, data: str | Path, algorithm: str) -> Run:
+        data = Path(data)
+        with (data / curve_name(algorithm)).open() as handle:
+            curve = [{k: float(v) for k, v in row.items()} for row in csv.DictReader(handle)]
+        return cls(algorithm, curve, json.loads((data / record_name(algorithm)).read_text()))
+
+    def nearest(self, column: str, value: float) -> dict[str, float]:
+        """The checkpoint whose ``column`` is nearest ``value`` (the earlier one on a tie)."""
+        return min(self.curve, key=lambda row: (abs(row[column] - value), row["timesteps"]))
+
+    def kept(self, max_wall_s: float = float("inf")) -> dict[str, float]:
+        """The checkpoint the selection keeps among those validated by ``max_wall_s`` (the earliest of equals, as the
+        training's strict ``<`` does)."""
+        candidates = [row for row in self.curve if row["wall_s"] <= max_wall_s] or self.curve[:1]
+        return min(candidates, key=lambda row: (selection_key_v2(row), row["timesteps"]))
+
+    @property
+    def steps_per_s(self) -> float:
+        return float(self.record["timesteps_trained"]) / float(self.record["wall_time_s"])
+
+
+def copy_run(folder: str | Path, algorithm: str, data: str | Path) -> None:
+    """Copy a run's curve and record from its output ``folder`` into ``data`` under the report's names."""
+    folder, data = Path(folder), Path(data)
+    data.mkdir(parents=True, exist_ok=True)
+    curve, record = (PPO_CURVE, PPO_RECORD) if algorithm == "ppo" else (curve_name(algorithm), record_name(algorithm))
+    shutil.copyfile(folder / curve, data / curve_name(algorithm))
+    shutil.copyfile(folder / record, data / record_name(algorithm))
+
+
+def _row(label: str, run: Run, point: dict[str, float]) -> str:
+    return (f"| {run.algorithm.upper()} | {label} | {point['timesteps']:,.0f} | {point['wall_s'] / 60:.1f} | "
+            f"{point['score']:.4f} | {point['objective_ratio']:.4f} | {point['zone_time_above_27_pct']:.2f} | "
+            f"{point['worst_minutes_above_32']:.0f} |")
+
+
+def _better(a: dict[str, float], b: dict[str, float]) -> bool:
+    return selection_key_v2(a) < selection_key_v2(b)
+
+
+def comparison_markdown(ppo: Run, others: list[Run], data: str) -> str:
+    """The report (module doc)."""
+    header = ("| run | point | env steps | wall (min) | score ↑ | objective ratio ↓ | zone-time > 27 °C (%) | "
+              "worst zone minutes > 32 °C |\n|---|---|---:|---:|---:|---:|---:|---:|")
+    lines = [
+        "# Plant v2 cooling: SAC and TQC against PPO (issue #24)",
+        "",
+        f"Made by `dcops report-cooling-offpolicy` from the curves and records in `{data}/` (copied there from the "
+        "runs' output folders by the same command with `--ppo/--sac/--tqc DIR`). The runs:",
+        "",
+        f"- PPO: `{ppo.record['command']}` (the plant v2 recipe, `dcops.training.cooling.ppo_v2`; "
+        f"{ppo.record['timesteps_trained']:,} steps in {ppo.record['wall_time_s'] / 60:.1f} min).",
+    ]
+    for run in others:
+        c = run.record["config"]
+        lines.append(
+            f"- {run.algorithm.upper()}: `{run.record['command']}` (`dcops.training.cooling.offpolicy_v2`: a residual on "
+            f"the rule, {c['n_envs']} environment, batch {c['batch_size']}, buffer {c['buffer_size']:,}, lr "
+            f"{c['learning_rate']:g}, γ {c['gamma']}, {c['learning_starts']:,} warm-up steps, actor "
+            f"{'×'.join(map(str, c['actor_hidden']))} and critics {'×'.join(map(str, c['critic_hidden']))} tanh, "
+            f"entropy coefficient {c['ent_coef']} towards {c['target_entropy']:g}; "
+            f"{run.record['timesteps_trained']:,} steps in {run.record['wall_time_s'] / 60:.1f} min, "
+            f"{'stopped by the time budget' if run.record['stopped_by_time_budget'] else 'all steps done'}).")
+    lines += [
+        "",
+        "All on the same 2-core machine, one process each, single-threaded torch, shared with other jobs (the records "
+        "keep their load averages: wall times are comparable only roughly). Validation: the v2 evaluation family "
+        "(seed 2000) and every v1 task (seeds 2000, 2001), each checkpoint's deterministic policy; **score** is the "
+        "tasks' own mean score, the objective ratio is energy, cost or carbon over the yardstick; the kept checkpoint "
+        "is the best score among those with no minute above 32 °C (`selection_key_v2`). Wall time includes the "
+        "validations.",
+        "",
+        "## Speed",
+        "",
+        "| run | env steps | wall (min) | env steps/s | validations |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for run in [ppo, *others]:
+        lines.append(f"| {run.algorithm.upper()} | {run.record['timesteps_trained']:,} | "
+                     f"{run.record['wall_time_s'] / 60:.1f} | {run.steps_per_s:,.0f} | {len(run.curve)} |")
+    for run in others:
+        last = run.curve[-1]
+        at_steps, at_wall = ppo.nearest("timesteps", last["timesteps"]), ppo.nearest("wall_s", last["wall_s"])
+        kept, ppo_kept_wall = run.kept(), ppo.kept(last["wall_s"])
+        lines += [
+            "",
+            f"## {run.algorithm.upper()} against PPO",
+            "",
+            header,
+            _row("start (the rule)", run, run.curve[0]),
+            _row("start (the rule)", ppo, ppo.curve[0]),
+            _row("last checkpoint", run, last),
+            _row(f"equal steps (nearest {last['timesteps']:,.0f})", ppo, at_steps),
+            _row(f"equal wall time (nearest {last['wall_s'] / 60:.1f} min)", ppo, at_wall),
+            _row("kept (whole run)", run, kept),
+            _row(f"kept within {last['wall_s'] / 60:.1f} min", ppo, ppo_kept_wall),
+            _row("kept (whole run)", ppo, ppo.kept()),
+            _row("last checkpoint", ppo, ppo.curve[-1]),
+            "",
+            f"- Kept within the same wall time: {run.algorithm.upper()} score {kept['score']:.4f} (objective ratio "
+            f"{kept['objective_ratio']:.4f}) vs PPO {ppo_kept_wall['score']:.4f} "
+            f"({ppo_kept_wall['objective_ratio']:.4f}): "
+            f"**{run.algorithm.upper() if _better(kept, ppo_kept_wall) else 'PPO'}** ranks first by the selection key.",
+            f"- {run.algorithm.upper()}'s best score over its run: {max(r['score'] for r in run.curve):.4f}; PPO's "
+            f"within the first {last['timesteps']:,.0f} steps: "
+            f"{max(r['score'] for r in ppo.curve if r['timesteps'] <= last['timesteps']):.4f}, over its run: "
+            f"{max(r['score'] for r in ppo.curve):.4f}.",
+            f"- Speed: PPO steps {ppo.steps_per_s / run.steps_per_s:.0f}× as many environment steps per second.",
+        ]
+    return "\n".join(lines) + "\n"
