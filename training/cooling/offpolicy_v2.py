@@ -45,8 +45,9 @@ every action within ±1 (half its range) of the rule's, and more on the side awa
   fixed 0.14, which PPO trained with. Why small: with larger noise PPO learnt to over-cool against its own noise
   (module doc of :mod:`~dcops.training.cooling.ppo_v2`); SB3's default start (α = 1) would reward entropy far above
   the normalised rewards for the first ~15 k steps.
-- ``eval_every`` 20,000 steps: at the off-policy speed (~200–300 steps/s on one thread) that is PPO's validation
-  cadence in wall time (every ~75 s), so both runs spend about the same share of their budget validating.
+- ``eval_every`` 10,000 steps: at the off-policy speed (about 100 steps/s for SAC, 40 for TQC on one thread of
+  this machine; a gradient step of the 256×256 critics is most of it) that is about PPO's validation cadence in
+  wall time for SAC (PPO: every 200 k steps, about 75–100 s) and still several checkpoints for TQC in 20 minutes.
 
 Outputs in ``out``: ``learning_curve_<algorithm>_v2.csv``, ``<algorithm>_cooling_v2.json`` (the recipe, steps,
 wall time, steps/s, the start's and the kept checkpoint's validation, versions), and the kept checkpoint as SB3's
@@ -181,7 +182,7 @@ class CoolingOffPolicyV2Config:
     critic_hidden: tuple[int, ...] = (256, 256)
     n_quantiles: int = 25
     top_quantiles_to_drop_per_net: int = 2
-    eval_every: int = 20_000
+    eval_every: int = 10_000
     scenarios: TrainingScenariosV2 = field(default_factory=TrainingScenariosV2)
     reward: RewardWeightsV2 = field(default_factory=RewardWeightsV2)
 
