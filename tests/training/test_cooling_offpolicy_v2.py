@@ -96,8 +96,12 @@ def test_a_tiny_run_trains_validates_the_rule_start_and_writes_its_record_and_cu
     assert record["validation_of_start"] == pytest.approx(rule, rel=1e-12)
     kept = min(curve, key=lambda row: (selection_key_v2(row), row["timesteps"]))
     assert record["timesteps_selected"] == kept["timesteps"]
-    assert (tmp_path / f"{algorithm}_cooling_v2.zip").is_file()
     assert curve[-1]["objective_ratio"] != curve[0]["objective_ratio"]  # 100 gradient steps moved the actor
+
+    from dcops.training.cooling.offpolicy_v2_report import kept_controller
+
+    replayed = summarise(validation_episodes(kept_controller(tmp_path, algorithm)))  # the saved zip and statistics
+    assert replayed == record["validation_of_selected"]
 
 
 def test_an_unknown_algorithm_is_refused():
@@ -142,5 +146,7 @@ def test_the_report_compares_at_equal_steps_and_wall_time_and_keeps_what_the_sel
     report = comparison_markdown(ppo, [sac], "data")
     assert "| PPO | equal steps (nearest 40,000) | 0 |" in report  # PPO's nearest checkpoint to 40k steps is its start
     assert "| PPO | equal wall time (nearest 2.7 min) | 400,000 |" in report
+    assert "| PPO | first trained checkpoint | 200,000 |" in report
     assert "| SAC | kept (whole run) | 20,000 |" in report
     assert "**SAC** ranks first" in report  # 0.64 with no minute above 32 °C beats PPO's 0.61 kept by 160 s
+    assert "**SAC** is kept" in report and "1 of its 2 later checkpoints score below its start" in report

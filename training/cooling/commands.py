@@ -219,18 +219,26 @@ def _run_train_offpolicy(args: argparse.Namespace) -> int:
 def _report_offpolicy_arguments(parser: argparse.ArgumentParser) -> None:
     for algorithm in ("ppo", "sac", "tqc"):
         parser.add_argument(f"--{algorithm}", default=None, metavar="DIR",
-                            help=f"copy the {algorithm.upper()} run's curve and record from DIR into --data first")
+                            help=f"copy the {algorithm.upper()} run's curve and record from DIR into --data first, and "
+                                 "replay its kept checkpoint for its mean set-points")
     parser.add_argument("--data", default="reports/cooling/v2_offpolicy", help="folder of the curves and records the report reads")
     parser.add_argument("--out", default="reports/cooling/v2_offpolicy.md", help="the markdown ('' to only print)")
 
 
 def _run_report_offpolicy(args: argparse.Namespace) -> int:
     from dcops.command import print_and_write
-    from dcops.training.cooling.offpolicy_v2_report import Run, comparison_markdown, copy_run
+    from dcops.training.cooling.offpolicy_v2_report import (
+        Run,
+        comparison_markdown,
+        copy_run,
+        write_kept_actions,
+    )
 
-    for algorithm in ("ppo", "sac", "tqc"):
-        if getattr(args, algorithm):
-            copy_run(getattr(args, algorithm), algorithm, args.data)
+    folders = {a: getattr(args, a) for a in ("ppo", "sac", "tqc") if getattr(args, a)}
+    for algorithm, folder in folders.items():
+        copy_run(folder, algorithm, args.data)
+    if folders:
+        write_kept_actions(folders, args.data)
     others = [Run.read(args.data, a) for a in ("sac", "tqc") if (Path(args.data) / f"{a}_cooling_v2.json").is_file()]
     print_and_write(comparison_markdown(Run.read(args.data, "ppo"), others, args.data), args.out)
     return 0

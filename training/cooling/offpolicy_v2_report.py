@@ -25,8 +25,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dcops.training.cooling.offpolicy_v2 import curve_name, record_name
-from dcops.training.cooling.ppo_v2 import selection_key_v2
+import numpy as np
+from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+from dcops.agents.cooling.ppo_v2 import ACTION_NAMES_V2, PPOControllerV2, physical_action, rule_action
+from dcops.training.cooling.offpolicy_v2 import (
+    ALGORITHMS,
+    OffPolicyControllerV2,
+    curve_name,
+    record_name,
+    residual_env,
+)
+from dcops.training.cooling.ppo_v2 import selection_key_v2, validation_episodes
+from dcops.training.cooling.train_env_v2 import RewardWeightsV2, TrainingScenariosV2
 
 PPO_CURVE, PPO_RECORD = "learning_curve_v2.csv", "ppo_cooling_v2.json"
 """The names ``dcops train-cooling-v2`` gives its curve and record (copied under the off-policy runs' pattern:
@@ -72,6 +83,69 @@ def copy_run(folder: str | Path, algorithm: str, data: str | Path) -> None:
     shutil.copyfile(folder / record, data / record_name(algorithm))
 
 
+ACTIONS_FILE = "kept_actions.csv"
+"""Mean set-points of each run's kept checkpoint over the validation episodes (:func:`write_kept_actions`)."""
+
+
+class _Recording:
+    """A v2 controller that also keeps every action it plays (its ``last_action`` after each ``act``)."""
+
+    def __init__(self, controller: Any) -> None:
+        self.controller, self.name, self.actions = controller, controller.name, []
+
+    def reset(self, context: Any) -> None:
+        self.controller.reset(context)
+
+    def act(self, telemetry: Any) -> Any:
+        setpoints = self.controller.act(telemetry)
+        self.actions.append(np.asarray(self.controller.last_action, dtype=np.float64))
+        return setpoints
+
+
+def kept_controller(folder: str | Path, algorithm: str) -> Any:
+    """The kept checkpoint of a run folder as a v2 controller: PPO's numpy export, or SB3's SAC / TQC zip with its
+    ``VecNormalize`` statistics (unpickled: only load folders you made)."""
+    folder = Path(folder)
+    if algorithm == "ppo":
+        return PPOControllerV2.from_file(folder / "ppo_cooling_v2.npz")
+    venv = VecNormalize.load(str(folder / f"{algorithm}_cooling_v2_vecnormalize.pkl"),
+                             DummyVecEnv([lambda: residual_env(TrainingScenariosV2(), RewardWeightsV2())]))
+    venv.training = False
+    model = ALGORITHMS[algorithm].load(folder / f"{algorithm}_cooling_v2.zip", device="cpu")
+    return OffPolicyControllerV2(model, venv.normalize_obs, name=algorithm)
+
+
+def mean_setpoints(controller: Any) -> dict[str, float]:
+    """The mean physical action ``controller`` plays over the validation episodes (each step weighs the same)."""
+    recording = _Recording(controller)
+    validation_episodes(recording)
+    return physical_action(np.mean(recording.actions, axis=0)) if recording.actions else {}
+
+
+def write_kept_actions(folders: dict[str, str | Path], data: str | Path) -> None:
+    """Mean set-points of the rule action (the start) and of each run's kept checkpoint, to ``data/kept_actions.csv``."""
+    rows = [{"run": "rule action (the start)", **physical_action(rule_action())}]
+    rows += [{"run": f"{algorithm.upper()} kept", **mean_setpoints(kept_controller(folder, algorithm))}
+             for algorithm, folder in folders.items()]
+    with (Path(data) / ACTIONS_FILE).open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["run", *ACTION_NAMES_V2])
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def _actions_table(data: Path) -> list[str]:
+    if not (data / ACTIONS_FILE).is_file():
+        return []
+    with (data / ACTIONS_FILE).open() as handle:
+        rows = list(csv.DictReader(handle))
+    lines = ["", "## What the kept checkpoints do", "",
+             f"Mean set-points over the validation episodes (`{ACTIONS_FILE}`, written by the same command when it is "
+             "given the run folders: it loads each kept checkpoint and replays the validation):", "",
+             "| run | " + " | ".join(ACTION_NAMES_V2) + " |", "|---|" + "---:|" * len(ACTION_NAMES_V2)]
+    lines += [f"| {row['run']} | " + " | ".join(f"{float(row[n]):.2f}" for n in ACTION_NAMES_V2) + " |" for row in rows]
+    return lines
+
+
 def _row(label: str, run: Run, point: dict[str, float]) -> str:
     return (f"| {run.algorithm.upper()} | {label} | {point['timesteps']:,.0f} | {point['wall_s'] / 60:.1f} | "
             f"{point['score']:.4f} | {point['objective_ratio']:.4f} | {point['zone_time_above_27_pct']:.2f} | "
@@ -83,6 +157,35 @@ def _span(rows: list[dict[str, float]], column: str, digits: int) -> str:
         return "none"
     low, high = min(r[column] for r in rows), max(r[column] for r in rows)
     return f"{low:.{digits}f}–{high:.{digits}f}"
+
+
+def _verdict(ppo: Run, others: list[Run]) -> list[str]:
+    """Which run's kept checkpoint ranks first within the shortest run's wall time, and the measured reasons."""
+    budget = min(run.curve[-1]["wall_s"] for run in others) if others else ppo.curve[-1]["wall_s"]
+    kept = {run.algorithm: run.kept() for run in others} | {"ppo": ppo.kept(max(budget, ppo.curve[1]["wall_s"]
+                                                                             if len(ppo.curve) > 1 else 0.0))}
+    winner = min(kept, key=lambda a: selection_key_v2(kept[a]))
+    start = others[0].curve[0] if others else ppo.curve[0]
+    lines = ["## Verdict", "",
+             f"**{winner.upper()}** is kept: within {budget / 60:.0f} minutes its kept checkpoint ranks first by the "
+             "selection key (" + "; ".join(f"{a.upper()} score {v['score']:.4f}, objective ratio "
+                                            f"{v['objective_ratio']:.4f}" for a, v in kept.items()) + ")."]
+    for run in others:
+        trained = run.curve[1:]
+        below = sum(r["score"] < start["score"] for r in trained)
+        c = run.record["config"]
+        ppo_first = ppo.curve[1]["timesteps"] if len(ppo.curve) > 1 else 0.0
+        steps = run.record["timesteps_trained"]
+        lines.append(
+            f"- {run.algorithm.upper()}: {below} of its {len(trained)} later checkpoints score below its start, the "
+            f"rule action ({start['score']:.4f}); their objective ratio is {_span(trained, 'objective_ratio', 2)} of "
+            f"the yardstick against the start's {start['objective_ratio']:.2f} and PPO's checkpoints' "
+            f"{_span(ppo.curve[1:], 'objective_ratio', 2)} (mean set-points in the last table). It stepped "
+            f"{run.steps_per_s:,.0f} environment steps/s to PPO's {ppo.steps_per_s:,.0f} ({c['gradient_steps']} "
+            f"gradient step(s) of its critics per {c['train_freq'] * c['n_envs']} environment step(s)), so its "
+            f"{run.record['wall_time_s'] / 60:.0f} minutes are {steps:,} steps, "
+            f"{'fewer than' if steps < ppo_first else 'against'} the {ppo_first:,.0f} of PPO's first checkpoint.")
+    return lines
 
 
 def _better(a: dict[str, float], b: dict[str, float]) -> bool:
@@ -121,6 +224,8 @@ def comparison_markdown(ppo: Run, others: list[Run], data: str) -> str:
         "is the best score among those with no minute above 32 °C (`selection_key_v2`). Wall time includes the "
         "validations.",
         "",
+        *_verdict(ppo, others),
+        "",
         "## Speed",
         "",
         "| run | env steps | wall (min) | env steps/s | validations | load average (1, 5, 15 min) at the end |",
@@ -145,6 +250,7 @@ def comparison_markdown(ppo: Run, others: list[Run], data: str) -> str:
             _row("start (the rule)", ppo, ppo.curve[0]),
             _row("last checkpoint", run, last),
             _row(f"equal steps (nearest {last['timesteps']:,.0f})", ppo, at_steps),
+            _row("first trained checkpoint", ppo, ppo.curve[1] if len(ppo.curve) > 1 else ppo.curve[0]),
             _row(f"equal wall time (nearest {last['wall_s'] / 60:.1f} min)", ppo, at_wall),
             _row("kept (whole run)", run, kept),
             _row(f"kept within {last['wall_s'] / 60:.1f} min", ppo, ppo_kept_wall),
@@ -161,4 +267,4 @@ def comparison_markdown(ppo: Run, others: list[Run], data: str) -> str:
             f"{_span(ppo_trained, 'objective_ratio', 3)}.",
             f"- Speed: PPO steps {ppo.steps_per_s / run.steps_per_s:.0f}× as many environment steps per second.",
         ]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + _actions_table(Path(data))) + "\n"
