@@ -44,10 +44,11 @@ every action within ±1 (half its range) of the rule's, and more on the side awa
   towards a target entropy of −7 (−dim A, SB3's default), which near a = 0 means σ ≈ 0.09 per action: below PPO's
   fixed 0.14, which PPO trained with. Why small: with larger noise PPO learnt to over-cool against its own noise
   (module doc of :mod:`~dcops.training.cooling.ppo_v2`); SB3's default start (α = 1) would reward entropy far above
-  the normalised rewards for the first ~15 k steps.
-- ``eval_every`` 10,000 steps: at the off-policy speed (about 100 steps/s for SAC, 40 for TQC on one thread of
-  this machine; a gradient step of the 256×256 critics is most of it) that is about PPO's validation cadence in
-  wall time for SAC (PPO: every 200 k steps, about 75–100 s) and still several checkpoints for TQC in 20 minutes.
+  the normalised rewards (a few hundredths per step) until Adam had brought α down, thousands of steps.
+- ``eval_every`` 10,000 steps: at the off-policy speed (70 steps/s for SAC, 40 for TQC on one thread of the
+  shared 2-core machine in the report's runs; a gradient step of the 256×256 critics is most of it: about 10 ms
+  for SAC's two, 25 ms for TQC's quantile critics) that is a validation every 2–4 minutes, PPO's every 1–1.5
+  (every 200 k steps), and still 5 trained checkpoints for TQC in 20 minutes.
 
 Outputs in ``out``: ``learning_curve_<algorithm>_v2.csv``, ``<algorithm>_cooling_v2.json`` (the recipe, steps,
 wall time, steps/s, the start's and the kept checkpoint's validation, versions), and the kept checkpoint as SB3's
