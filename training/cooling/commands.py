@@ -5,6 +5,9 @@
   with ``--out agents/cooling/weights``.
 - ``dcops eval-cooling``: PPO vs the family-tuned rule vs the PID on the evaluation family
   (:mod:`dcops.training.cooling.evaluate`); writes ``ppo_eval.md``, ``ppo_eval.csv`` and ``ppo_day.png``.
+- ``dcops train-cooling-offpolicy``: SAC or TQC on the plant v2 recipe's environment, from the rule, selected like
+  PPO (:mod:`dcops.training.cooling.offpolicy_v2`); ``dcops report-cooling-offpolicy`` compares them with PPO
+  (:mod:`dcops.training.cooling.offpolicy_v2_report`; writes ``reports/cooling/v2_offpolicy.md``).
 - ``dcops tune-rule``: re-tune the rule-based controller per cooling task on its tuning seeds
   (:mod:`dcops.training.cooling.tune_rule`; writes ``agents/cooling/rule_tuned.json``).
 - ``dcops tune-rule-family``: re-tune the rule-based controller for the evaluation family
@@ -206,6 +209,64 @@ def _run_train_v2(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train_offpolicy_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--algorithm", choices=("sac", "tqc"), default="sac", help="SB3's SAC or sb3-contrib's TQC")
+    parser.add_argument("--timesteps", type=int, default=None, help="environment steps (default: the config's)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of torch, SB3 and the scenario generators")
+    parser.add_argument("--max-minutes", type=float, default=None, help="wall-clock budget in minutes (default none)")
+    parser.add_argument("--eval-every", type=int, default=None, help="environment steps between validations")
+    parser.add_argument("--out", default=None, help="output folder (default runs/cooling_v2/<algorithm>)")
+    parser.add_argument("--tensorboard", default="", help="TensorBoard log folder ('' for none)")
+
+
+def _run_train_offpolicy(args: argparse.Namespace) -> int:
+    from dcops.training.cooling.offpolicy_v2 import CoolingOffPolicyV2Config, train_cooling_offpolicy_v2
+
+    config = CoolingOffPolicyV2Config(algorithm=args.algorithm, seed=args.seed, max_minutes=args.max_minutes)
+    if args.timesteps is not None:
+        config.timesteps = args.timesteps
+    if args.eval_every is not None:
+        config.eval_every = args.eval_every
+    out = args.out or f"runs/cooling_v2/{args.algorithm}"
+    record = train_cooling_offpolicy_v2(config, out=out, tensorboard_log=args.tensorboard or None,
+                                        log=lambda line: print(line, flush=True))
+    v = record["validation_of_selected"]
+    print(f"trained {record['timesteps_trained']} steps in {record['wall_time_s'] / 60:.1f} min "
+          f"({record['steps_per_s']:.0f} steps/s); kept the checkpoint at {record['timesteps_selected']} steps: "
+          f"score {v['score']:.4f}, objective ratio {v['objective_ratio']:.3f}, worst zone minutes > 32 °C "
+          f"{v['worst_minutes_above_32']:.1f}")
+    print(f"wrote {out}/learning_curve_{args.algorithm}_v2.csv and {args.algorithm}_cooling_v2.json (.zip, .pkl)")
+    return 0
+
+
+def _report_offpolicy_arguments(parser: argparse.ArgumentParser) -> None:
+    for algorithm in ("ppo", "sac", "tqc"):
+        parser.add_argument(f"--{algorithm}", default=None, metavar="DIR",
+                            help=f"copy the {algorithm.upper()} run's curve and record from DIR into --data first, and "
+                                 "replay its kept checkpoint for its mean set-points")
+    parser.add_argument("--data", default="reports/cooling/v2_offpolicy", help="folder of the curves and records the report reads")
+    parser.add_argument("--out", default="reports/cooling/v2_offpolicy.md", help="the markdown ('' to only print)")
+
+
+def _run_report_offpolicy(args: argparse.Namespace) -> int:
+    from dcops.command import print_and_write
+    from dcops.training.cooling.offpolicy_v2_report import (
+        Run,
+        comparison_markdown,
+        copy_run,
+        write_kept_actions,
+    )
+
+    folders = {a: getattr(args, a) for a in ("ppo", "sac", "tqc") if getattr(args, a)}
+    for algorithm, folder in folders.items():
+        copy_run(folder, algorithm, args.data)
+    if folders:
+        write_kept_actions(folders, args.data)
+    others = [Run.read(args.data, a) for a in ("sac", "tqc") if (Path(args.data) / f"{a}_cooling_v2.json").is_file()]
+    print_and_write(comparison_markdown(Run.read(args.data, "ppo"), others, args.data), args.out)
+    return 0
+
+
 def _tune_task_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default=str(_PACKAGE_ROOT / "agents" / "cooling" / "rule_tuned.json"),
                         help="where to write the tuned parameters")
@@ -284,6 +345,10 @@ COMMANDS = [
     Command("train-cooling", "Train the PPO cooling policy (SB3) and export it to numpy", _train_arguments, _run_train),
     Command("train-cooling-v2", "Train the plant v2 PPO cooling policy (SB3) on the v1 tasks, the v2 family and "
             "randomised plants, and export it", _train_v2_arguments, _run_train_v2),
+    Command("train-cooling-offpolicy", "Train SAC or TQC (residual on the tuned rule) on the plant v2 PPO recipe's "
+            "scenarios and reward, selected on the same validation", _train_offpolicy_arguments, _run_train_offpolicy),
+    Command("report-cooling-offpolicy", "Compare the SAC / TQC runs with the plant v2 PPO run on validation "
+            "(markdown from their curves)", _report_offpolicy_arguments, _run_report_offpolicy),
     Command("eval-cooling", "Compare PPO, the tuned rule and the PID on the cooling evaluation family (markdown, PNG)",
             _eval_arguments, _run_eval),
     Command("eval-cooling-cluster", "Compare PPO and the rule-based controllers on the cluster plant "

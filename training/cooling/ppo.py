@@ -190,16 +190,21 @@ def selection_key(v: dict[str, float]) -> tuple[float, float]:
 class SelectAndBudget(BaseCallback):
     """Validates every ``eval_every`` steps, keeps the best checkpoint, stops once the time budget is spent.
 
-    :param validate: the exported numpy policy → validation figures.
+    :param validate: the exported policy → validation figures.
     :param key: validation figures → a sort key (the least is kept).
-    :param names: file names of the kept checkpoint: the numpy ``.npz``, SB3's ``.zip``, the learning curve
-        ``.csv`` and (None: not saved) the ``VecNormalize`` statistics ``.pkl``.
+    :param names: file names of the kept checkpoint: the numpy ``.npz`` (None: not saved), SB3's ``.zip``, the
+        learning curve ``.csv`` and (None: not saved) the ``VecNormalize`` statistics ``.pkl``.
+    :param export: (model, its ``VecNormalize``) → what ``validate`` runs; the default exports a PPO actor to a
+        :class:`NumpyPolicy` (whose ``save`` writes the ``.npz``); the off-policy comparison passes a controller
+        that calls ``model.predict`` (:mod:`dcops.training.cooling.offpolicy_v2`).
     """
 
     def __init__(self, eval_every: int, max_minutes: float | None, out: Path, start_time: float,
-                 validate: Callable[[NumpyPolicy], dict[str, float]], key: Callable[[dict[str, float]], Any],
-                 names: tuple[str, str, str, str | None] = (NPZ_NAME, ZIP_NAME, CURVE_NAME, None)) -> None:
+                 validate: Callable[[Any], dict[str, float]], key: Callable[[dict[str, float]], Any],
+                 names: tuple[str | None, str, str, str | None] = (NPZ_NAME, ZIP_NAME, CURVE_NAME, None),
+                 export: Callable[[Any, VecNormalize], Any] | None = None) -> None:
         super().__init__()
+        self.export = export or _export
         self.eval_every, self.max_minutes = eval_every, max_minutes
         self.out = out
         self.start_time = start_time
@@ -218,7 +223,7 @@ class SelectAndBudget(BaseCallback):
     def evaluate_now(self) -> None:
         venv = self.model.get_env()
         assert isinstance(venv, VecNormalize)
-        policy = _export(self.model, venv)
+        policy = self.export(self.model, venv)
         v = self.validate(policy)
         key = self.key(v)
         point = {"timesteps": float(self.num_timesteps), "wall_s": time.time() - self.start_time, **v}
@@ -233,7 +238,8 @@ class SelectAndBudget(BaseCallback):
             self.logger.record(f"validation/{k}", value)
         if self.best is None or key < self.best[0]:
             self.best = (key, self.num_timesteps, v)
-            policy.save(self.out / npz)
+            if npz is not None:
+                policy.save(self.out / npz)
             self.model.save(self.out / zip_name)
             if stats is not None:
                 venv.save(str(self.out / stats))
