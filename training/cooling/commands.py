@@ -217,6 +217,8 @@ def _train_offpolicy_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--eval-every", type=int, default=None, help="environment steps between validations")
     parser.add_argument("--out", default=None, help="output folder (default runs/cooling_v2/<algorithm>)")
     parser.add_argument("--tensorboard", default="", help="TensorBoard log folder ('' for none)")
+    parser.add_argument("--energy-weight", type=float, default=None,
+                        help="the training reward's energy weight (default: PPO's recipe, RewardWeightsV2.energy)")
 
 
 def _run_train_offpolicy(args: argparse.Namespace) -> int:
@@ -227,6 +229,10 @@ def _run_train_offpolicy(args: argparse.Namespace) -> int:
         config.timesteps = args.timesteps
     if args.eval_every is not None:
         config.eval_every = args.eval_every
+    if args.energy_weight is not None:
+        if not args.energy_weight > 0.0:
+            raise SystemExit(f"--energy-weight: must be positive, got {args.energy_weight}")
+        config.reward = replace(config.reward, energy=args.energy_weight)
     out = args.out or f"runs/cooling_v2/{args.algorithm}"
     record = train_cooling_offpolicy_v2(config, out=out, tensorboard_log=args.tensorboard or None,
                                         log=lambda line: print(line, flush=True))

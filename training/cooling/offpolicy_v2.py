@@ -304,7 +304,7 @@ def train_cooling_offpolicy_v2(config: CoolingOffPolicyV2Config | None = None, o
         "what": f"plant v2 {algorithm.upper()} cooling policy (residual on the rule; dcops.training.cooling."
                 "offpolicy_v2), a comparison with the PPO recipe",
         "command": f"dcops train-cooling-offpolicy --algorithm {algorithm} --timesteps {config.timesteps} "
-                   f"--seed {config.seed} --max-minutes {config.max_minutes}",
+                   f"--seed {config.seed} --max-minutes {config.max_minutes} --energy-weight {config.reward.energy}",
         "algorithm": algorithm,
         "seed": config.seed,
         "timesteps_trained": trained,
