@@ -158,14 +158,18 @@ class SupervisorV2:
         self.winter_supply_offset_k = self.rule.free_supply_c - self.rule.supply_c
         self.winter_airflow_offset = self.rule.free_airflow_margin - self.rule.airflow_margin
 
-    def setpoints(self, action: NDArray[np.floating], telemetry: NDArray[np.floating]) -> NDArray[np.float32]:
+    def setpoints(self, action: NDArray[np.floating], telemetry: NDArray[np.floating],
+                  rule_tank: bool = False) -> NDArray[np.float32]:
+        """The set-points of ``action``; the tank flow is the action's, or with ``rule_tank`` the base rule's own
+        (it discharges the tank while a chiller is lost; its price rules are off)."""
         values = physical_action(action)
         for name in ACTION_NAMES_V2[:-1]:
             setattr(self.rule, name, values[name])
         self.rule.free_supply_c = values["supply_c"] + self.winter_supply_offset_k
         self.rule.free_airflow_margin = values["airflow_margin"] + self.winter_airflow_offset
         setpoints = self.rule.act(telemetry)
-        setpoints[-len(PLANT_SETPOINTS) + _TANK_INDEX] = values["tank_flow"]
+        if not rule_tank:
+            setpoints[-len(PLANT_SETPOINTS) + _TANK_INDEX] = values["tank_flow"]
         return setpoints
 
 
@@ -191,14 +195,16 @@ class PPOControllerV2:
     """The plant v2 PPO controller behind the v2 controller protocol (``reset(ControllerContextV2)``, ``act``).
 
     **Shield**: in a step where a *reported* inlet is at or above ``shield_inlet_c``, the controller plays the
-    rule's action (:func:`rule_action`) instead of the policy's, so near the 32 °C limit the tuned rule, which
-    never spends a minute above it on any task, is in charge (a fallback to a verified controller, as the
-    shielding literature calls it). The policy still sees its own last action as usual. The shield is a run-time
-    layer only: the training environment has none, so ``dcops train-cooling-v2`` reproduces the shipped weights,
-    and SB3's ``predict`` (:mod:`dcops.training.cooling.sb3_v2`) gives the unshielded policy.
+    base rule (:func:`base_rule`) instead of the policy: its set-points at :func:`rule_action`, its own tank
+    decision included (full discharge while a chiller is lost), so near the 32 °C limit the family-tuned rule is
+    in charge (a fallback to a known controller, as the shielding literature calls it). The policy still sees its
+    own last action as usual. The shield is a run-time layer only: the training environment has none, so ``dcops
+    train-cooling-v2`` reproduces the shipped weights, and SB3's ``predict`` (:mod:`dcops.training.cooling.sb3_v2`)
+    gives the unshielded policy's actions.
 
     :param policy: a :class:`NumpyPolicy` with :data:`N_FEATURES_V2` inputs; None loads the shipped weights.
-    :param shield_inlet_c: the shield's threshold, °C (``inf``: no shield).
+    :param shield_inlet_c: the shield's threshold, °C (``inf``: no shield); :meth:`from_file` reads the one
+        chosen for those weights from the ``.json`` beside them.
     """
 
     policy: NumpyPolicy | None = None
@@ -213,7 +219,12 @@ class PPOControllerV2:
 
     @classmethod
     def from_file(cls, path: str | Path) -> PPOControllerV2:
-        return cls(NumpyPolicy.from_npz(path, N_FEATURES_V2, N_ACTIONS_V2))
+        """The policy in ``path`` (an ``.npz``) with the shield its record chose (``shield`` in the ``.json``
+        beside it, written by ``dcops train-cooling-v2``), or :data:`SHIELD_INLET_C` when it has none."""
+        record = Path(path).with_suffix(".json")
+        shield = json.loads(record.read_text()).get("shield", {}) if record.is_file() else {}
+        return cls(NumpyPolicy.from_npz(path, N_FEATURES_V2, N_ACTIONS_V2),
+                   shield_inlet_c=float(shield.get("shield_inlet_c", SHIELD_INLET_C)))
 
     def reset(self, context: ControllerContextV2) -> None:
         if abs(context.dt_s - TRAINED_DT_S) > 1e-6:
@@ -230,5 +241,5 @@ class PPOControllerV2:
         action = self.policy.act(self.features(t, self.last_action))
         self.last_action = action
         if float(t.inlet_c.max()) >= self.shield_inlet_c:
-            return self.supervisor.setpoints(rule_action(), telemetry)
+            return self.supervisor.setpoints(rule_action(), telemetry, rule_tank=True)
         return self.supervisor.setpoints(action, telemetry)

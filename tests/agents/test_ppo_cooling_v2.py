@@ -222,3 +222,25 @@ def test_the_shield_threshold_is_chosen_on_validation_by_the_checkpoint_rule(mon
     from dcops.agents.cooling.ppo_v2 import SHIELD_INLET_C
 
     assert shipped_metadata_v2()["shield"]["shield_inlet_c"] == SHIELD_INLET_C
+
+
+def test_a_controller_shielded_at_every_step_is_the_base_rule_tank_included():
+    """With the shield always on, the controller plays the base rule exactly, its tank discharge while a chiller
+    is lost included (the cascading failure has a tank and loses a chiller), whatever its policy says."""
+    from dcops.physics.v2.interface import PLANT_SETPOINTS
+
+    env = dcops.make_env("cooling/cascading_chiller_failure_v1")
+    assert env.unwrapped.task.plant.tank.installed
+    always = PPOControllerV2(_FixedPolicy(np.ones(N_ACTIONS_V2)), shield_inlet_c=-np.inf)
+    rule = base_rule()
+    observation, _ = env.reset(seed=2)
+    context = controller_context_v2(env)
+    always.reset(context)
+    rule.reset(context)
+    discharged, done = 0, False
+    while not done:
+        ours, theirs = np.asarray(always.act(observation)), np.asarray(rule.act(observation))
+        np.testing.assert_array_equal(ours, theirs)
+        discharged += theirs[-len(PLANT_SETPOINTS) + PLANT_SETPOINTS.index("tank_flow")] < 0
+        observation, _, done, _, _ = env.step(theirs)
+    assert discharged > 0  # the rule did discharge the tank, and the shielded controller with it

@@ -42,7 +42,14 @@ from stable_baselines3 import PPO
 from stable_baselines3.common.callbacks import BaseCallback, CallbackList, ProgressBarCallback
 
 from dcops.agents.cooling.ppo import NumpyPolicy
-from dcops.agents.cooling.ppo_v2 import ACTION_NAMES_V2, FEATURE_NAMES_V2, PPOControllerV2, rule_action
+from dcops.agents.cooling.ppo_v2 import (
+    ACTION_NAMES_V2,
+    FEATURE_NAMES_V2,
+    N_ACTIONS_V2,
+    N_FEATURES_V2,
+    PPOControllerV2,
+    rule_action,
+)
 from dcops.agents.cooling.rule_v2 import run_controller_v2
 from dcops.cooling_env_v1 import (
     EVAL_SITES,
@@ -155,7 +162,7 @@ def record_shield(out: str | Path) -> dict[str, Any]:
     """Choose the shield for the policy exported in ``out`` (:func:`choose_shield`) and add it to its JSON record
     (``shield``)."""
     out = Path(out)
-    policy = NumpyPolicy.from_npz(out / NPZ_NAME, len(FEATURE_NAMES_V2) + len(ACTION_NAMES_V2), len(ACTION_NAMES_V2))
+    policy = NumpyPolicy.from_npz(out / NPZ_NAME, N_FEATURES_V2, N_ACTIONS_V2)
     shield = choose_shield(policy)
     record = json.loads((out / JSON_NAME).read_text())
     record["shield"] = shield
