@@ -30,6 +30,7 @@ from __future__ import annotations
 import argparse
 import csv
 import itertools
+import math
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -235,6 +236,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.shield is not None and math.isnan(args.shield):
+        raise SystemExit("--shield: a temperature in °C or 'inf' (no shield), not nan")
     rows = run(args.seeds, args.workers, args.weights, shield=args.shield)
     note = f"weights {args.weights}" if args.weights else "the shipped weights, agents/cooling/weights/ppo_cooling_v2"
     if args.shield is not None:

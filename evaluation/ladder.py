@@ -159,6 +159,10 @@ def run_ladder(families: Sequence[str], seeds_per_family: int | None = None,
         unknown = [r for r in rungs if r not in (*RUNGS, TRUTH)]
         if unknown:
             raise ValueError(f"rungs: unknown {unknown}; known: {[*RUNGS, TRUTH]}")
+        for family in families:
+            if TRUTH not in rungs and not set(rungs) & set(family_rungs(family)):
+                raise ValueError(f"rungs: none of {list(rungs)} can play family {family!r} "
+                                 f"(it plays {list(family_rungs(family))})")
         overrides = {**overrides, "rungs": tuple(r for r in rungs if r != TRUTH), "truth": TRUTH in rungs}
     tasks = []
     for family in families:

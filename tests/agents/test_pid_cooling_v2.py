@@ -121,9 +121,16 @@ def test_its_plant_side_is_the_rules_for_the_same_air_side(make):
 
 
 def test_tuned_pid_runs_over_the_plant_side_of_the_rule_tuned_for_the_same_target():
-    for target in ("eval_family_v1", "cooling/daily_operations_v1"):
+    """The PID's gains were tuned over the plant side of the rule tuned for the same target: the rule it runs over
+    now must be the one recorded beside its gains, so re-tuning the rule cannot silently change the PID."""
+    import json
+    from importlib import resources
+
+    record = json.loads(resources.files("dcops.agents.cooling").joinpath("pid_v2_tuned.json").read_text())
+    for target in record["targets"]:
         controller = PIDV2Controller.tuned(target)
-        assert controller.plant == RuleV2Controller.tuned(target)
+        assert controller.plant.parameters() == record["targets"][target]["plant_rule_params"], target
+        assert controller.plant.parameters() == RuleV2Controller.tuned(target).parameters()
         assert controller.gains() != PIDV2Controller().gains()
     with pytest.raises(KeyError, match="tuned"):
         PIDV2Controller.tuned("cooling/no_such_task_v1")

@@ -69,6 +69,10 @@ def test_the_rl_scheduler_plays_the_families_whose_observation_its_network_reads
         assert shipped_policy().fits(space) == (teams == 4)
         assert ("ppo" in family_rungs(family)) == (teams == 4)
     assert [r["rung"] for r in play_seed("adversarial", 0, rungs=("ppo",), truth=False, n_windows=2)] == [BOUND]
+    from dcops.evaluation.ladder import run_ladder
+
+    with pytest.raises(ValueError, match="can play family 'adversarial'"):  # a replay that would play nothing
+        run_ladder(["classic", "adversarial"], 1, rungs=["ppo"])
     rows = play_seed("classic", 0, rungs=("ppo", "priority_threshold"), truth=False, n_windows=3)
     assert [r["rung"] for r in rows] == [BOUND, "ppo", "priority_threshold"]
     assert rows[1]["twin_value"] > 0 and math.isfinite(rows[1]["score"])

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from dcops.command import Command
 
@@ -178,6 +179,15 @@ def _train_v2_arguments(parser: argparse.ArgumentParser) -> None:
                              "to its JSON")
 
 
+def _energy_weight(args: argparse.Namespace, reward: Any) -> Any:
+    """``reward`` (a ``RewardWeightsV2``) with ``--energy-weight`` if given; refuses a weight that is not > 0."""
+    if args.energy_weight is None:
+        return reward
+    if not args.energy_weight > 0.0:
+        raise SystemExit(f"--energy-weight: must be positive, got {args.energy_weight}")
+    return replace(reward, energy=args.energy_weight)
+
+
 def _run_train_v2(args: argparse.Namespace) -> int:
     from dcops.training.cooling.ppo_v2 import CoolingPPOV2Config, record_shield, train_cooling_ppo_v2
 
@@ -192,10 +202,7 @@ def _run_train_v2(args: argparse.Namespace) -> int:
         config.timesteps = args.timesteps
     if args.max_minutes is not None:
         config.max_minutes = args.max_minutes or None
-    if args.energy_weight is not None:
-        if not args.energy_weight > 0.0:
-            raise SystemExit(f"--energy-weight: must be positive, got {args.energy_weight}")
-        config.reward = replace(config.reward, energy=args.energy_weight)
+    config.reward = _energy_weight(args, config.reward)
     record = train_cooling_ppo_v2(config, out=args.out, tensorboard_log=args.tensorboard or None,
                                   progress_bar=not args.no_progress)
     v = record["validation_of_selected"]
@@ -229,10 +236,7 @@ def _run_train_offpolicy(args: argparse.Namespace) -> int:
         config.timesteps = args.timesteps
     if args.eval_every is not None:
         config.eval_every = args.eval_every
-    if args.energy_weight is not None:
-        if not args.energy_weight > 0.0:
-            raise SystemExit(f"--energy-weight: must be positive, got {args.energy_weight}")
-        config.reward = replace(config.reward, energy=args.energy_weight)
+    config.reward = _energy_weight(args, config.reward)
     out = args.out or f"runs/cooling_v2/{args.algorithm}"
     record = train_cooling_offpolicy_v2(config, out=out, tensorboard_log=args.tensorboard or None,
                                         log=lambda line: print(line, flush=True))

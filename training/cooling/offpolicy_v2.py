@@ -27,7 +27,8 @@ policy's (0 at the rule action), so the rule's own tank discharge while a chille
 that start has minutes above 32 °C in the cascading-failure task, where the family rule alone has none). The reach:
 every action within ±1 (half its range) of the rule's, and more on the side away from the range's edge.
 
-**Hyperparameters** (:class:`CoolingOffPolicyV2Config`; the defaults ran in ``reports/cooling/v2_offpolicy.md``):
+**Hyperparameters** (:class:`CoolingOffPolicyV2Config`; the runs of ``reports/cooling/v2_offpolicy.md`` are the
+defaults with the training reward's energy weight at 2, ``--energy-weight 2``, the PPO recipe's weight then):
 
 - one environment, one gradient step per environment step (``train_freq 1``, ``gradient_steps 1``): SAC's and
   TQC's published and SB3-default update-to-data ratio. More environments per gradient step would only lower that
@@ -304,7 +305,9 @@ def train_cooling_offpolicy_v2(config: CoolingOffPolicyV2Config | None = None, o
         "what": f"plant v2 {algorithm.upper()} cooling policy (residual on the rule; dcops.training.cooling."
                 "offpolicy_v2), a comparison with the PPO recipe",
         "command": f"dcops train-cooling-offpolicy --algorithm {algorithm} --timesteps {config.timesteps} "
-                   f"--seed {config.seed} --max-minutes {config.max_minutes} --energy-weight {config.reward.energy}",
+                   f"--seed {config.seed}"
+                   + (f" --max-minutes {config.max_minutes}" if config.max_minutes is not None else "")
+                   + f" --energy-weight {config.reward.energy}",
         "algorithm": algorithm,
         "seed": config.seed,
         "timesteps_trained": trained,

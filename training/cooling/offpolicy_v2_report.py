@@ -106,8 +106,10 @@ def kept_controller(folder: str | Path, algorithm: str) -> Any:
     """The kept checkpoint of a run folder as a v2 controller: PPO's numpy export, or SB3's SAC / TQC zip with its
     ``VecNormalize`` statistics (unpickled: only load folders you made)."""
     folder = Path(folder)
-    if algorithm == "ppo":
-        return PPOControllerV2.from_file(folder / "ppo_cooling_v2.npz")
+    if algorithm == "ppo":  # unshielded, as its checkpoints were scored and the off-policy runs are played
+        controller = PPOControllerV2.from_file(folder / "ppo_cooling_v2.npz")
+        controller.shield_inlet_c = float("inf")
+        return controller
     venv = VecNormalize.load(str(folder / f"{algorithm}_cooling_v2_vecnormalize.pkl"),
                              DummyVecEnv([lambda: residual_env(TrainingScenariosV2(), RewardWeightsV2())]))
     venv.training = False

@@ -204,8 +204,9 @@ def train_cooling_ppo_v2(config: CoolingPPOV2Config | None = None, out: str | Pa
     assert select.best is not None
     record = {
         "what": "plant v2 PPO cooling policy (dcops.agents.cooling.ppo_v2); the runtime reads only the .npz",
-        "command": f"dcops train-cooling-v2 --timesteps {config.timesteps} --seed {config.seed} "
-                   f"--max-minutes {config.max_minutes} --energy-weight {config.reward.energy}",
+        "command": f"dcops train-cooling-v2 --timesteps {config.timesteps} --seed {config.seed}"
+                   + (f" --max-minutes {config.max_minutes}" if config.max_minutes is not None else "")
+                   + f" --energy-weight {config.reward.energy}",
         "seed": config.seed,
         "timesteps_trained": trained,
         "timesteps_selected": select.best[1],
