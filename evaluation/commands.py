@@ -158,6 +158,7 @@ def _run(args: argparse.Namespace) -> int:
         "n_windows": args.n_windows,
         "game_version": args.game_version,
         "seed_key": seed_key,
+        "policy_digests": {name: digest for name, digest in digests.items() if digest},
         "executor": executor,
         "workers": args.workers,
         "wall_s": wall,

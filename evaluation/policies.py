@@ -93,7 +93,10 @@ def policy_digest(name: str) -> str:
     """SHA-256 (hex) of what a trained scheduler's cells depend on beyond its name: a learned scheduler's weights
     file (``ppo``: the shipped ``.npz``; ``ppo@file``: that file) and ``llm:grpo``'s LoRA adapter directory
     (every file, by relative name and bytes; the adapter ``make_llm_scheduler`` would load). Empty for every
-    other scheduler (defined by code, or, for an HTTP or ``module:callable`` policy, out of our sight). So
+    other scheduler: the baselines (their code and the package data they read, such as ``oversight_aware``'s
+    shipped team posterior, change only with the package, which ``run.json``'s versions record), the base-model
+    LLM modes (the model their pinned package ships), and HTTP or ``module:callable`` policies (out of our
+    sight). So
     ``dcops eval`` recomputes a retrained scheduler's cells instead of resuming the old weights'
     (``dcops.evaluation.matrix.Cell.policy_digest``)."""
     import hashlib
