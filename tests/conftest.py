@@ -155,3 +155,27 @@ def live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer
         yield server
     finally:
         server.stop()
+
+
+class _RuleActionSupervisor:
+    """The plant v2 PPO supervisor driven by the constant rule action: what PPO starts from, and what the
+    off-policy residual ``a = 0`` must be."""
+
+    name = "supervised rule"
+
+    def reset(self, context) -> None:
+        from dcops.agents.cooling.ppo_v2 import SupervisorV2
+
+        self.supervisor = SupervisorV2()
+        self.supervisor.reset(context)
+
+    def act(self, observation):
+        from dcops.agents.cooling.ppo_v2 import rule_action
+
+        return self.supervisor.setpoints(rule_action(), observation)
+
+
+@pytest.fixture
+def supervised_rule():
+    """``supervised_rule()`` → a v2 controller: the supervisor at the rule action (``_RuleActionSupervisor``)."""
+    return _RuleActionSupervisor

@@ -29,29 +29,16 @@ from dcops.cooling_env_v1 import TASK_SPECS, CoolingEnvV1, evaluation_case_spec
 from dcops.physics.v2.interface import TelemetryV2
 
 
-class RuleActionSupervisor:
-    """The supervisor driven by the constant rule action (what an untrained policy starts from)."""
-
-    name = "supervised rule"
-
-    def reset(self, context) -> None:
-        self.supervisor = SupervisorV2()
-        self.supervisor.reset(context)
-
-    def act(self, observation):
-        return self.supervisor.setpoints(rule_action(), observation)
-
-
 @pytest.mark.parametrize("make", [lambda: dcops.make_env("cooling/multi_zone_sensor_drift_v1"),
                                   lambda: CoolingEnvV1(evaluation_case_spec("chicago", "january", "normal"))])
-def test_at_the_rule_action_the_supervisor_is_the_family_tuned_rule(make):
+def test_at_the_rule_action_the_supervisor_is_the_family_tuned_rule(make, supervised_rule):
     env = make()
-    supervised = run_controller_v2(env, RuleActionSupervisor(), seed=3)
+    supervised = run_controller_v2(env, supervised_rule(), seed=3)
     rule = run_controller_v2(env, base_rule(), seed=3)
     assert supervised == rule
 
 
-def test_the_supervisor_keeps_the_family_rules_winter_mode_and_moves_it_with_the_policy():
+def test_the_supervisor_keeps_the_family_rules_winter_mode_and_moves_it_with_the_policy(supervised_rule):
     """A January case runs in winter mode (the family rule's set-points there differ from summer's); at the rule
     action the supervised controller is the family rule itself, and a warmer supply action warms the winter air."""
     from dcops.agents.cooling.rule_v2 import RuleV2Controller
@@ -60,7 +47,7 @@ def test_the_supervisor_keeps_the_family_rules_winter_mode_and_moves_it_with_the
     assert family.free_wet_bulb_c > -100.0 and family.free_supply_c != family.supply_c
     env = CoolingEnvV1(evaluation_case_spec("chicago", "january", "normal"))
     assert not env.unwrapped.task.plant.tank.installed  # so the tank price rule the supervisor drops never acts
-    assert run_controller_v2(env, RuleActionSupervisor(), seed=3) == run_controller_v2(env, family, seed=3)
+    assert run_controller_v2(env, supervised_rule(), seed=3) == run_controller_v2(env, family, seed=3)
 
     observation, _ = env.reset(seed=3)
     supervisor = SupervisorV2()

@@ -12,14 +12,14 @@ import numpy as np
 import pytest
 
 import dcops
-from dcops.agents.cooling.ppo_v2 import N_ACTIONS_V2, SupervisorV2, base_rule, rule_action
+from dcops.agents.cooling.ppo_v2 import N_ACTIONS_V2, base_rule, rule_action
 from dcops.agents.cooling.rule_v2 import run_controller_v2
 from dcops.cooling_env_v1 import TASK_SPECS
 from dcops.training.cooling.offpolicy_v2 import (
     CoolingOffPolicyV2Config,
-    OffPolicyControllerV2,
     ResidualRuleAction,
     curve_name,
+    offpolicy_controller,
     record_name,
     train_cooling_offpolicy_v2,
 )
@@ -50,24 +50,11 @@ def test_stepping_a_zero_residual_is_stepping_the_rule_action():
         assert reward_w == reward_b
 
 
-class RuleActionSupervisor:
-    """The supervisor driven by the constant rule action: PPO's start, and what ``a = 0`` must be."""
-
-    name = "supervised rule"
-
-    def reset(self, context) -> None:
-        self.supervisor = SupervisorV2()
-        self.supervisor.reset(context)
-
-    def act(self, observation):
-        return self.supervisor.setpoints(rule_action(), observation)
-
-
 @pytest.mark.parametrize("task", ["cooling/multi_zone_sensor_drift_v1", "cooling/cascading_chiller_failure_v1"])
-def test_the_validation_controller_with_no_model_plays_the_rule_through_the_supervisor(task):
+def test_the_validation_controller_with_no_model_plays_the_rule_through_the_supervisor(task, supervised_rule):
     env = dcops.make_env(task)
-    controller = OffPolicyControllerV2(None, lambda obs: obs)
-    assert run_controller_v2(env, controller, seed=2) == run_controller_v2(env, RuleActionSupervisor(), seed=2)
+    controller = offpolicy_controller(None, lambda obs: obs)
+    assert run_controller_v2(env, controller, seed=2) == run_controller_v2(env, supervised_rule(), seed=2)
     if task == "cooling/multi_zone_sensor_drift_v1":  # no tank: the supervised rule is the family rule itself
         assert run_controller_v2(env, controller, seed=2) == run_controller_v2(env, base_rule(), seed=2)
 
@@ -78,7 +65,7 @@ def _read_curve(path) -> list[dict[str, float]]:
 
 
 @pytest.mark.parametrize("algorithm", ["sac", "tqc"])
-def test_a_tiny_run_trains_validates_the_rule_start_and_writes_its_record_and_curve(tmp_path, algorithm):
+def test_a_tiny_run_trains_validates_the_rule_start_and_writes_its_record_and_curve(tmp_path, algorithm, supervised_rule):
     config = CoolingOffPolicyV2Config(algorithm=algorithm, timesteps=260, learning_starts=160, batch_size=32,
                                       buffer_size=1_000, eval_every=200, critic_hidden=(32, 32))
     record = train_cooling_offpolicy_v2(config, out=tmp_path, log=None)
@@ -87,7 +74,7 @@ def test_a_tiny_run_trains_validates_the_rule_start_and_writes_its_record_and_cu
     assert [row["timesteps"] for row in curve] == [0.0, 200.0, 260.0]
     assert list(curve[0]) == ["timesteps", "wall_s", "objective_ratio", "zone_time_above_27_pct",
                               "worst_minutes_above_32", "score"]  # PPO's learning-curve columns
-    rule = summarise(validation_episodes(RuleActionSupervisor()))
+    rule = summarise(validation_episodes(supervised_rule()))
     assert {k: curve[0][k] for k in rule} == pytest.approx(rule, rel=1e-12)  # the start is PPO's: the rule action
 
     saved = json.loads((tmp_path / record_name(algorithm)).read_text())

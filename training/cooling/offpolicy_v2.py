@@ -11,7 +11,7 @@ What is the same as :mod:`dcops.training.cooling.ppo_v2` (so that only the learn
   validation episodes (:func:`~dcops.training.cooling.ppo_v2.validation_episodes`, seeds 2000+), summarised and
   ranked the same way (:func:`~dcops.training.cooling.ppo_v2.summarise`,
   :func:`~dcops.training.cooling.ppo_v2.selection_key_v2`); the start (the rule) is a candidate too. The actor is
-  run by :class:`OffPolicyControllerV2`, which calls ``model.predict`` (torch: this is a comparison, not a shipped
+  run by :func:`offpolicy_controller` (the PPO controller with :class:`ResidualSB3Policy`), which calls ``model.predict`` (torch: this is a comparison, not a shipped
   runtime). The curve has PPO's columns (``timesteps, wall_s, objective_ratio, zone_time_above_27_pct,
   worst_minutes_above_32, score``);
 - single-threaded torch, one process, ``timesteps`` and ``max_minutes`` bounding the run.
@@ -83,13 +83,9 @@ from dcops.agents.cooling.ppo_v2 import (
     ACTION_NAMES_V2,
     FEATURE_NAMES_V2,
     N_ACTIONS_V2,
-    TRAINED_DT_S,
-    FeatureBuilderV2,
-    SupervisorV2,
+    PPOControllerV2,
     rule_action,
 )
-from dcops.agents.cooling.rule_v2 import ControllerContextV2
-from dcops.physics.v2.interface import TelemetryV2
 from dcops.training.cooling.ppo import SelectAndBudget, make_vec_env
 from dcops.training.cooling.ppo_v2 import (
     TASK_VALIDATION_SEEDS,
@@ -193,40 +189,27 @@ class CoolingOffPolicyV2Config:
             raise ValueError(f"unknown algorithm {self.algorithm!r}; choose one of {sorted(ALGORITHMS)}")
 
 
-class OffPolicyControllerV2:
-    """An SB3 off-policy actor behind the v2 controller protocol (``reset(ControllerContextV2)``, ``act``): the
-    features of :class:`~dcops.agents.cooling.ppo_v2.PPOControllerV2`, normalised by ``normalize_obs`` (the
-    training's ``VecNormalize``), ``model.predict(deterministic=True)`` as the residual, the supervisor.
+@dataclass
+class ResidualSB3Policy:
+    """An SB3 off-policy actor as the policy of :class:`~dcops.agents.cooling.ppo_v2.PPOControllerV2`: the features
+    normalised by ``normalize_obs`` (the training's ``VecNormalize``), ``model.predict(deterministic=True)`` as the
+    residual, the supervisor's action :func:`residual_action`. ``model`` None plays ``a = 0`` (the rule)."""
 
-    :param model: a SAC or TQC trained on :func:`residual_env`; None plays ``a = 0`` (the rule).
-    :param normalize_obs: the training's observation normalisation (``VecNormalize.normalize_obs``).
-    """
+    model: Any | None
+    normalize_obs: Callable[[NDArray[np.float32]], NDArray[np.float32]]
 
-    def __init__(self, model: Any | None, normalize_obs: Callable[[NDArray[np.float32]], NDArray[np.float32]],
-                 name: str = "offpolicy_v2") -> None:
-        self.model, self.normalize_obs, self.name = model, normalize_obs, name
-        self.features = FeatureBuilderV2()
-        self.supervisor = SupervisorV2()
-        self.rule = rule_action()
-
-    def reset(self, context: ControllerContextV2) -> None:
-        if abs(context.dt_s - TRAINED_DT_S) > 1e-6:
-            raise ValueError(f"trained at {TRAINED_DT_S:.0f} s control steps; this plant steps every "
-                             f"{context.dt_s:.0f} s")
-        self.context = context
-        self.features.reset(context)
-        self.supervisor.reset(context)
-        self.last_action = self.rule
-
-    def act(self, telemetry: NDArray[np.float32]) -> NDArray[np.float32]:
+    def act(self, features: NDArray[np.float64]) -> NDArray[np.float64]:
         if self.model is None:
-            residual = np.zeros(N_ACTIONS_V2)
-        else:
-            t = TelemetryV2.parse(telemetry, self.context.n_zones)
-            observation = self.features(t, self.last_action).astype(np.float32)
-            residual, _ = self.model.predict(self.normalize_obs(observation[None]), deterministic=True)
-        self.last_action = residual_action(residual, self.rule)
-        return self.supervisor.setpoints(self.last_action, telemetry)
+            return residual_action(np.zeros(N_ACTIONS_V2))
+        residual, _ = self.model.predict(self.normalize_obs(features.astype(np.float32)[None]), deterministic=True)
+        return residual_action(residual)
+
+
+def offpolicy_controller(model: Any | None, normalize_obs: Callable[[NDArray[np.float32]], NDArray[np.float32]],
+                         name: str = "offpolicy_v2") -> PPOControllerV2:
+    """An SB3 off-policy actor behind the v2 controller protocol: the PPO controller's features and supervisor with
+    :class:`ResidualSB3Policy` as its policy, unshielded (as every checkpoint is scored)."""
+    return PPOControllerV2(ResidualSB3Policy(model, normalize_obs), name=name, shield_inlet_c=float("inf"))
 
 
 def start_at_the_rule(model: SAC | TQC, log_std_init: float) -> None:
@@ -255,8 +238,8 @@ def build_model(config: CoolingOffPolicyV2Config, venv: VecNormalize) -> SAC | T
     )
 
 
-def _controller(model: SAC | TQC, venv: VecNormalize) -> OffPolicyControllerV2:
-    return OffPolicyControllerV2(model, venv.normalize_obs, name=type(model).__name__.lower())
+def _controller(model: SAC | TQC, venv: VecNormalize) -> PPOControllerV2:
+    return offpolicy_controller(model, venv.normalize_obs, name=type(model).__name__.lower())
 
 
 def train_cooling_offpolicy_v2(config: CoolingOffPolicyV2Config | None = None, out: str | Path = "runs/cooling_v2/sac",
@@ -278,7 +261,7 @@ def train_cooling_offpolicy_v2(config: CoolingOffPolicyV2Config | None = None, o
     model.set_logger(sb3_logger(tensorboard_log, f"{algorithm}_cooling_v2", 0))
     start_at_the_rule(model, config.log_std_init)
 
-    def validate(controller: OffPolicyControllerV2) -> dict[str, float]:
+    def validate(controller: PPOControllerV2) -> dict[str, float]:
         v = summarise(validation_episodes(controller))
         if log is not None:
             log(f"{algorithm} {model.num_timesteps:>9,} steps {time.time() - start:7.0f} s: score {v['score']:.4f}, "

@@ -31,8 +31,8 @@ from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
 from dcops.agents.cooling.ppo_v2 import ACTION_NAMES_V2, PPOControllerV2, physical_action, rule_action
 from dcops.training.cooling.offpolicy_v2 import (
     ALGORITHMS,
-    OffPolicyControllerV2,
     curve_name,
+    offpolicy_controller,
     record_name,
     residual_env,
 )
@@ -114,7 +114,7 @@ def kept_controller(folder: str | Path, algorithm: str) -> Any:
                              DummyVecEnv([lambda: residual_env(TrainingScenariosV2(), RewardWeightsV2())]))
     venv.training = False
     model = ALGORITHMS[algorithm].load(folder / f"{algorithm}_cooling_v2.zip", device="cpu")
-    return OffPolicyControllerV2(model, venv.normalize_obs, name=algorithm)
+    return offpolicy_controller(model, venv.normalize_obs, name=algorithm)
 
 
 def mean_setpoints(controller: Any) -> dict[str, float]:
