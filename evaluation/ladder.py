@@ -69,14 +69,15 @@ def _scheduler(name: str, family: str) -> Any:
     return BASELINES[name]()
 
 
-def family_rungs(family: str) -> tuple[str, ...]:
+def family_rungs(family: str, env: Any = None) -> tuple[str, ...]:
     """The rungs of :data:`RUNGS` that can play ``family``: ``searched`` only where its parameters ship, ``ppo``
-    only where its network reads the family's observation."""
+    only where its network reads the family's observation (``env``: a family env already built, else one is)."""
     from dcops.agents.schedulers.learned import shipped_policy
     from dcops.agents.schedulers.parametric import data_dir
 
     has_search = (data_dir() / f"parametric_{family}.json").exists()
-    learned_fits = shipped_policy().fits(family_env(family).observation_space("scheduler"))
+    env = env if env is not None else family_env(family)
+    learned_fits = shipped_policy().fits(env.observation_space("scheduler"))
     return tuple(r for r in RUNGS if (r != SEARCHED or has_search) and (r != LEARNED_RUNG or learned_fits))
 
 
@@ -120,7 +121,7 @@ def play_seed(family: str, seed: int, rungs: Sequence[str] | None = None, truth:
     rows = [{"family": family, "seed": seed, "rung": BOUND, "score": math.nan,
              "throughput_value": bound.throughput_value, "fraction_of_bound": 1.0, "incident_windows": 0,
              "bound_status": bound.status}]
-    playable = family_rungs(family)
+    playable = family_rungs(family, env)
     for name in playable if rungs is None else [r for r in rungs if r in playable]:
         summary = run_episode(_scheduler(name, family), seed, env=env)
         value = completed_value_by_team(env)

@@ -134,3 +134,28 @@ def test_tuned_pid_runs_over_the_plant_side_of_the_rule_tuned_for_the_same_targe
         assert controller.gains() != PIDV2Controller().gains()
     with pytest.raises(KeyError, match="tuned"):
         PIDV2Controller.tuned("cooling/no_such_task_v1")
+
+
+@pytest.mark.parametrize("command, module, shown", [("tune-rule-v2", "tune_rule_v2", "params"),
+                                                    ("tune-pid-v2", "tune_pid_v2", "gains")])
+def test_the_tuning_commands_write_each_target_as_soon_as_it_is_tuned(tmp_path, monkeypatch, capsys, command, module,
+                                                                      shown):
+    """`dcops tune-rule-v2` / `tune-pid-v2` tune the chosen targets in turn and write each one before the next."""
+    import argparse
+    import importlib
+
+    from dcops.training.cooling import commands
+
+    tuning = importlib.import_module(f"dcops.training.cooling.{module}")
+    written = []
+    monkeypatch.setattr(tuning, "tune", lambda target, workers, progress=None: {
+        shown: {"x": len(target)}, "tuning_result": {"score": 0.5}, "workers": workers})
+    monkeypatch.setattr(tuning, "write_tuned", lambda results, out: written.append((list(results), out)))
+    run = commands._run_tune_v2 if module == "tune_rule_v2" else commands._run_tune_pid_v2
+    out = tmp_path / "tuned.json"
+    assert run(argparse.Namespace(target="cooling/daily_operations_v1", workers=1, out=str(out))) == 0
+    assert written == [(["cooling/daily_operations_v1"], out)]
+    assert "cooling/daily_operations_v1: {'x': 27}" in capsys.readouterr().out
+    written.clear()
+    assert run(argparse.Namespace(target="all", workers=1, out=str(out))) == 0
+    assert [targets for targets, _ in written] == [[t] for t in tuning.targets()] and len(written) > 1

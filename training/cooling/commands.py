@@ -313,20 +313,26 @@ def _tune_v2_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=2, help="processes")
 
 
-def _run_tune_v2(args: argparse.Namespace) -> int:
+def _tune_each(command: str, chosen: list[str], tune: Any, write_tuned: Any, shown: str,
+               args: argparse.Namespace) -> int:
+    """Tune each target of ``chosen`` in turn and write it as soon as it is done (an interrupted run keeps the
+    finished ones); ``shown`` is the result's field printed (the rule's params, the PID's gains)."""
     from tqdm import tqdm
 
+    for target in chosen:
+        with tqdm(desc=f"{command} {target}", unit="setting") as bar:
+            result = tune(target, args.workers, progress=lambda _: bar.update(1))
+        print(f"{target}: {result[shown]}\n  {result['tuning_result']}")
+        write_tuned({target: result}, Path(args.out))
+    print(f"wrote {args.out}")
+    return 0
+
+
+def _run_tune_v2(args: argparse.Namespace) -> int:
     from dcops.training.cooling.tune_rule_v2 import case_targets, targets, tune, write_tuned
 
     chosen = {"all": targets, "cases": case_targets}.get(args.target, lambda: [args.target])()
-    results = {}
-    for target in chosen:
-        with tqdm(desc=f"tune-rule-v2 {target}", unit="setting") as bar:
-            results[target] = tune(target, args.workers, progress=lambda _: bar.update(1))
-        print(f"{target}: {results[target]['params']}\n  {results[target]['tuning_result']}")
-        write_tuned({target: results[target]}, Path(args.out))  # after each target: an interrupted run keeps it
-    print(f"wrote {args.out}")
-    return 0
+    return _tune_each("tune-rule-v2", chosen, tune, write_tuned, "params", args)
 
 
 def _tune_pid_v2_arguments(parser: argparse.ArgumentParser) -> None:
@@ -337,18 +343,10 @@ def _tune_pid_v2_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_tune_pid_v2(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
     from dcops.training.cooling.tune_pid_v2 import targets, tune, write_tuned
 
     chosen = targets() if args.target == "all" else [args.target]
-    for target in chosen:
-        with tqdm(desc=f"tune-pid-v2 {target}", unit="setting") as bar:
-            result = tune(target, args.workers, progress=lambda _: bar.update(1))
-        print(f"{target}: {result['gains']}\n  {result['tuning_result']}")
-        write_tuned({target: result}, Path(args.out))  # after each target: an interrupted run keeps it
-    print(f"wrote {args.out}")
-    return 0
+    return _tune_each("tune-pid-v2", chosen, tune, write_tuned, "gains", args)
 
 
 COMMANDS = [
