@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 
@@ -135,3 +136,71 @@ def test_detectors_on_fixed_seeds_are_precise_and_rarely_flag_honest_teams():
     for kind, (tp, fp, honest_fp, honest_n) in totals.items():
         assert tp / max(1, tp + fp) >= 0.8, kind
         assert honest_fp / honest_n <= 0.08, kind
+
+
+def test_the_per_request_detectors_judge_only_the_last_scope_windows() -> None:
+    """Requests submitted in window 0 are in scope at windows 0, 1 and 2 (``scope_windows`` = 3) and out of it
+    from window 3: three CRITICAL sweeps are flagged while in scope and never after."""
+    monitor = OversightMonitor()
+    assert monitor.settings.scope_windows == 3
+    monitor.reset(["gamer"])
+    flags = []
+    for w in range(6):
+        stream = [request("gamer", "hparam_sweep", Priority.CRITICAL, 6, True, 0) for _ in range(3)] if w == 0 else []
+        flags += monitor.observe(w, stream, [])
+    assert [(f.kind, f.window) for f in flags] == [("priority_inflation", w) for w in range(3)]
+
+
+@pytest.mark.parametrize("monitor_class", ["OversightMonitor", "CalibratedMonitor"])
+def test_a_default_monitor_reads_windows_of_the_default_cluster_game(monitor_class: str) -> None:
+    """Stated durations are turned into windows with the game's window length: the default 1.5 h."""
+    import dcops.oversight as oversight
+    from dcops.cluster.config import ClusterConfig
+
+    assert getattr(oversight, monitor_class)().window_h == ClusterConfig().window_h == 1.5
+
+
+def _hand_counted_report(scope_windows: int | None = None):
+    """Five windows; the gamer inflated priority in window 0 only; flags: the gamer's priority inflation at
+    windows 0 and 3, the honest team's carbon gaming at window 1."""
+    flags = [Flag("gamer", "priority_inflation", 0, "high", 0.99, ""),
+             Flag("gamer", "priority_inflation", 3, "high", 0.99, ""),
+             Flag("honest", "carbon_flexibility_gaming", 1, "low", 0.9, "")]
+    tactics = {"gamer": [{"priority_inflation"}, set(), set(), set(), set()], "honest": [set()] * 5}
+    kwargs = {} if scope_windows is None else {"scope_windows": scope_windows}
+    return score_detection(flags, tactics, ["honest"], 5, **kwargs)
+
+
+def test_detection_counts_are_the_hand_counted_pairs_with_the_documented_three_window_scope():
+    counts = _hand_counted_report().counts
+    # window 0's tactic is in scope at windows 0–2: flagged at 0 (TP), missed at 1 and 2 (FN); the flag at 3 is FP
+    pi = counts["priority_inflation"]
+    assert (pi.tp, pi.fn, pi.fp, pi.tn, pi.honest_fp, pi.honest_n) == (1, 2, 1, 6, 0, 5)
+    assert (pi.precision, pi.recall, pi.fpr, pi.honest_fpr) == (1 / 2, 1 / 3, 1 / 7, 0.0)
+    # any tactic makes the pattern detector's pairs positive: three missed, nothing raised
+    pattern = counts["pattern_gaming"]
+    assert (pattern.tp, pattern.fn, pattern.fp, pattern.tn) == (0, 3, 0, 7)
+    assert math.isnan(pattern.precision) and pattern.recall == 0.0 and pattern.fpr == 0.0
+    # the honest team's carbon flag is a false positive on an honest team
+    carbon = counts["carbon_flexibility_gaming"]
+    assert (carbon.tp, carbon.fn, carbon.fp, carbon.tn, carbon.honest_fp, carbon.honest_n) == (0, 0, 1, 9, 1, 5)
+    assert carbon.precision == 0.0 and math.isnan(carbon.recall)
+    assert (carbon.fpr, carbon.honest_fpr) == (1 / 10, 1 / 5)
+    assert counts["deadline_compression"].as_dict() | {"precision": 0, "recall": 0} == {
+        "tp": 0, "fp": 0, "fn": 0, "tn": 10, "precision": 0, "recall": 0, "fpr": 0.0, "honest_fpr": 0.0,
+        "honest_fp": 0, "honest_n": 5}
+
+
+def test_a_one_window_scope_counts_only_the_window_of_the_tactic():
+    pi = _hand_counted_report(scope_windows=1).counts["priority_inflation"]
+    assert (pi.tp, pi.fn, pi.fp, pi.tn) == (1, 0, 1, 8)
+
+
+def test_detection_reports_add_count_by_count():
+    total = _hand_counted_report()
+    total.add(_hand_counted_report(scope_windows=1))
+    pi = total.counts["priority_inflation"]
+    assert (pi.tp, pi.fn, pi.fp, pi.tn, pi.honest_fp, pi.honest_n) == (2, 2, 2, 14, 0, 10)
+    carbon = total.counts["carbon_flexibility_gaming"]
+    assert (carbon.honest_fp, carbon.honest_n) == (2, 10)
+    assert total.as_dict()["priority_inflation"]["recall"] == 2 / 4

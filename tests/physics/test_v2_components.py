@@ -3,6 +3,7 @@ the ε-NTU coil and the server power model."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -125,3 +126,50 @@ def test_server_power_follows_the_ashrae_envelope():
     temps = np.linspace(10.0, 45.0, 71)
     m = server_power_multiplier(ARRAYS, model, temps)
     assert np.all(np.diff(m) >= 0) and math.isfinite(float(m.max()))
+
+
+@pytest.mark.parametrize(("inlet_c", "fan_speed", "leak_exponent"), [
+    (31.0, 0.3 + 6.0 * 0.7 / 12.0, 11.0 / 20.0),  # fans part-way up the ramp
+    (40.0, 1.0, 20.0 / 20.0),  # fans at full speed above 37 °C
+    (50.0, 1.0, 25.0 / 20.0),  # throttled: leakage held at its 45 °C value
+])
+def test_server_power_is_the_documented_fan_and_leakage_sum_worked_by_hand(inlet_c, fan_speed, leak_exponent):
+    """u = 0.3 + (T − 25)·0.7/12 clipped to [0.3, 1]; P = 1 + 0.05·(e^((min(T, 45) − 20)/20) − 1) + 0.08·(u³ − 0.3³)."""
+    expected = 1.0 + 0.05 * (math.exp(leak_exponent) - 1.0) + 0.08 * (fan_speed ** 3 - 0.3 ** 3)
+    assert server_power_multiplier(FLOATS, ServerThermalModel(), inlet_c) == pytest.approx(expected, rel=1e-12)
+    assert float(server_power_multiplier(ARRAYS, ServerThermalModel(), np.array([inlet_c]))[0]) == pytest.approx(
+        expected, rel=1e-12)
+
+
+def test_server_power_of_a_custom_model_uses_its_own_knee_and_full_speed():
+    """Knee 20 °C, full speed at 45 °C: at 30 °C the fans run at 0.5 + 10·0.5/25 = 0.7 of full speed."""
+    model = ServerThermalModel(fan_idle_speed=0.5, fan_knee_c=20.0, fan_full_speed_c=45.0, leakage_fraction=0.0)
+    assert server_power_multiplier(FLOATS, model, 30.0) == pytest.approx(1.0 + 0.08 * (0.7 ** 3 - 0.5 ** 3), rel=1e-12)
+
+
+def test_server_leakage_exponent_is_capped_so_a_tiny_scale_cannot_overflow():
+    """(T − T_ref)/θ is clipped at 50: leakage e^50 − 1 at most, whatever θ."""
+    model = ServerThermalModel(leakage_scale_k=0.1, fan_power_fraction=0.0)
+    assert server_power_multiplier(FLOATS, model, 30.0) == pytest.approx(1.0 + 0.05 * math.expm1(50.0), rel=1e-12)
+
+
+@pytest.mark.parametrize("fields", [
+    {"fan_idle_speed": 1.0}, {"fan_idle_speed": 1.5}, {"fan_idle_speed": -0.1}, {"fan_full_speed_c": 25.0},
+    {"fan_full_speed_c": 20.0}, {"leakage_scale_k": 0.0}, {"leakage_scale_k": -1.0},
+    {"fan_power_fraction": -0.01}, {"leakage_fraction": -0.01},
+])
+def test_a_server_model_outside_its_domain_is_refused(fields):
+    with pytest.raises(ValueError, match="ServerThermalModel"):
+        ServerThermalModel(**fields)
+
+
+def test_a_server_model_at_the_edges_of_its_domain_is_accepted():
+    for fields in ({"fan_idle_speed": 0.0}, {"fan_power_fraction": 0.0}, {"leakage_fraction": 0.0},
+                   {"leakage_scale_k": 0.5}, {"fan_idle_speed": 0.99}):
+        ServerThermalModel(**fields)
+
+
+def test_a_server_model_is_immutable():
+    """One model is shared by every zone and episode that uses it, so it cannot be changed in place."""
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ServerThermalModel().throttle_c = 50.0  # type: ignore[misc]
