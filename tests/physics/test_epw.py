@@ -162,3 +162,18 @@ def test_epw_missing_dry_bulb_or_dew_point_raises(tmp_path, field, column):
     assert data[column].iloc[17] == 99.9  # the code sits in the column pvlib names, where our reader looks
     with pytest.raises(ValueError, match=r"missing.*99\.9"):
         load_epw(path)
+
+
+@pytest.mark.parametrize("field", ["dry_c", "dew_c"])
+@pytest.mark.parametrize("value", [99.9, 150.0])
+def test_epw_temperatures_at_or_above_the_missing_code_raise(tmp_path, field, value):
+    """No real temperature reaches 99.9 °C (EPW's valid range is −70…70): the code, or anything above it, is missing."""
+    with pytest.raises(ValueError, match=r"missing.*99\.9"):
+        load_epw(_write_epw(tmp_path / "bad.epw", {3: {field: value}}))
+
+
+def test_epw_pressures_at_or_above_the_missing_code_fall_back_to_standard_pressure(tmp_path):
+    """999999 Pa is the missing code and nothing above it is a pressure (valid: 31–120 kPa): both read as 101 325 Pa."""
+    coded = load_epw(_write_epw(tmp_path / "coded.epw", {30: {"pressure_pa": 999999}})).wet_bulb_c
+    above = load_epw(_write_epw(tmp_path / "above.epw", {30: {"pressure_pa": 1_500_000}})).wet_bulb_c
+    assert above[30] == coded[30]

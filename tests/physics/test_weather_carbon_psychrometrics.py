@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 
 import numpy as np
@@ -10,7 +11,7 @@ import pytest
 from dcops.physics.carbon import TypicalDayCarbon, load_carbon_csv
 from dcops.physics.profiles import carbon_profile, climate_profile, regions, sites
 from dcops.physics.psychrometrics import wet_bulb_c, wet_bulb_stull_c
-from dcops.physics.weather import TypicalDayClimate, load_epw
+from dcops.physics.weather import HourlyWeather, TypicalDayClimate, load_epw
 
 DAY = np.arange(0.0, 86400.0, 3600.0)
 
@@ -138,3 +139,66 @@ def test_wet_bulb_matches_psychrolib_the_ashrae_reference_implementation():
                 assert abs(float(wet_bulb_c(dry, rh, pressure)) - reference) < 0.05, (dry, rh, pressure)
                 compared += 1
     assert compared > 450
+
+
+def test_weather_variation_has_the_documented_spread_and_coupling():
+    """Module docstring of ``physics/weather.py``: a daily dry-bulb anomaly of std 2.5 K, and a wet-bulb anomaly of
+    0.6 × the dry-bulb one plus its own of std 0.8 K. Estimated over 3,000 seeds at one instant (Phoenix, a July
+    noon: the wet-bulb is some 15 K under the dry-bulb, so the cap at the dry-bulb never binds)."""
+    start, at = datetime(2026, 7, 16, 12, 0), np.array([0.0])
+    base = TypicalDayClimate("phoenix", variation=False).series(start, at, np.random.default_rng(0))
+    assert base.dry_bulb_c[0] - base.wet_bulb_c[0] > 12.0
+    climate = TypicalDayClimate("phoenix")
+    draws = [climate.series(start, at, np.random.default_rng(seed)) for seed in range(3000)]
+    dry = np.array([d.dry_bulb_c[0] for d in draws]) - base.dry_bulb_c[0]
+    wet = np.array([d.wet_bulb_c[0] for d in draws]) - base.wet_bulb_c[0]
+    assert abs(dry.mean()) < 0.15 and abs(wet.mean()) < 0.1  # anomalies, centred on the typical day
+    assert dry.std() == pytest.approx(2.5, abs=0.12)
+    slope = np.cov(wet, dry)[0, 1] / dry.var(ddof=1)
+    assert slope == pytest.approx(0.6, abs=0.04)
+    assert (wet - slope * dry).std() == pytest.approx(0.8, abs=0.05)
+
+
+def test_weather_spread_follows_the_given_standard_deviations():
+    start, at = datetime(2026, 7, 16, 12, 0), np.array([0.0])
+    base = TypicalDayClimate("phoenix", variation=False).series(start, at, np.random.default_rng(0))
+    climate = TypicalDayClimate("phoenix", dry_bulb_anomaly_std_k=1.0, wet_bulb_own_std_k=0.0)
+    draws = [climate.series(start, at, np.random.default_rng(seed)) for seed in range(400)]
+    dry = np.array([d.dry_bulb_c[0] for d in draws]) - base.dry_bulb_c[0]
+    wet = np.array([d.wet_bulb_c[0] for d in draws]) - base.wet_bulb_c[0]
+    assert dry.std() == pytest.approx(1.0, abs=0.1)
+    np.testing.assert_allclose(wet, 0.6 * dry, atol=1e-9)  # no own wet-bulb anomaly: exactly 0.6 of the dry
+
+
+def test_weather_sources_are_immutable():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        TypicalDayClimate().site = "phoenix"  # type: ignore[misc]
+    weather = HourlyWeather(np.zeros(24), np.zeros(24))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        weather.name = "other"  # type: ignore[misc]
+
+
+def test_hourly_weather_interpolates_both_series_and_wraps_to_the_first_record():
+    """48 records: dry-bulb 10 + i, wet-bulb 5 + i/2 at hour i. Half-hours interpolate; past the last record the
+    series wraps (hour 47.5 lies between the last record and the first; hour 49 is hour 1)."""
+    hours = np.arange(48, dtype=np.float64)
+    weather = HourlyWeather(10.0 + hours, 5.0 + hours / 2.0)
+    start = datetime(2026, 1, 1)
+    series = weather.series(start, np.array([0.0, 1.5, 30.25, 47.5, 49.0]) * 3600.0, np.random.default_rng(0))
+    np.testing.assert_allclose(series.dry_bulb_c, [10.0, 11.5, 40.25, (57.0 + 10.0) / 2.0, 11.0], atol=1e-12)
+    np.testing.assert_allclose(series.wet_bulb_c, [5.0, 5.75, 20.125, (28.5 + 5.0) / 2.0, 5.5], atol=1e-12)
+
+
+def test_hourly_weather_caps_the_wet_bulb_at_the_dry_bulb():
+    weather = HourlyWeather(np.full(24, 20.0), np.full(24, 22.0))
+    series = weather.series(datetime(2026, 1, 1), np.array([0.0, 3600.0]), np.random.default_rng(0))
+    np.testing.assert_array_equal(series.wet_bulb_c, [20.0, 20.0])
+
+
+@pytest.mark.parametrize(("dry", "wet"), [
+    (np.zeros(23), np.zeros(23)), (np.zeros(24), np.zeros(25)), (np.zeros((24, 2)), np.zeros((24, 2))),
+])
+def test_hourly_weather_needs_a_day_of_equal_one_dimensional_records(dry, wet):
+    with pytest.raises(ValueError, match="hourly records|1-D arrays"):
+        HourlyWeather(dry, wet)
+    HourlyWeather(np.zeros(24), np.zeros(24))  # a day is enough
