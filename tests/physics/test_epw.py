@@ -176,4 +176,18 @@ def test_epw_pressures_at_or_above_the_missing_code_fall_back_to_standard_pressu
     """999999 Pa is the missing code and nothing above it is a pressure (valid: 31–120 kPa): both read as 101 325 Pa."""
     coded = load_epw(_write_epw(tmp_path / "coded.epw", {30: {"pressure_pa": 999999}})).wet_bulb_c
     above = load_epw(_write_epw(tmp_path / "above.epw", {30: {"pressure_pa": 1_500_000}})).wet_bulb_c
-    assert above[30] == coded[30]
+    standard = load_epw(_write_epw(tmp_path / "standard.epw", {30: {"pressure_pa": 101_325}})).wet_bulb_c
+    assert above[30] == coded[30] == standard[30]
+    assert coded[30] != load_epw(_write_epw(tmp_path / "one_pa.epw", {30: {"pressure_pa": 101_326}})).wet_bulb_c[30]
+
+
+def test_epw_records_need_the_first_ten_fields_only(tmp_path):
+    """The reader uses fields 7–10: a record cut after its tenth field is read, one cut after the ninth is not."""
+    full = _write_epw(tmp_path / "full.epw")
+    lines = full.read_text().splitlines()
+    cut = lambda n: lines[:8] + [",".join(line.split(",")[:n]) for line in lines[8:]]  # noqa: E731
+    (tmp_path / "ten.epw").write_text("\n".join(cut(10)) + "\n")
+    np.testing.assert_array_equal(load_epw(tmp_path / "ten.epw").wet_bulb_c, load_epw(full).wet_bulb_c)
+    (tmp_path / "nine.epw").write_text("\n".join(cut(9)) + "\n")
+    with pytest.raises(ValueError, match=r"nine\.epw:9: expected at least 10 EPW fields, got 9"):
+        load_epw(tmp_path / "nine.epw")
