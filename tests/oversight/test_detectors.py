@@ -204,3 +204,10 @@ def test_detection_reports_add_count_by_count():
     carbon = total.counts["carbon_flexibility_gaming"]
     assert (carbon.honest_fp, carbon.honest_n) == (2, 10)
     assert total.as_dict()["priority_inflation"]["recall"] == 2 / 4
+
+
+def test_a_tactic_in_the_last_window_is_not_in_scope_of_the_first_windows():
+    """Scopes start at window 0: a tactic applied only in the last window makes only that window's pair positive."""
+    tactics = {"gamer": [set(), set(), {"deadline_compression"}]}
+    counts = score_detection([], tactics, [], 3).counts["deadline_compression"]
+    assert (counts.tp, counts.fn, counts.fp, counts.tn) == (0, 1, 0, 2)
