@@ -12,7 +12,7 @@ import pytest
 from dcops.physics.chiller import DOE2_CENTRIFUGAL_5_50COP, full_load_cop
 from dcops.physics.constants import KW_PER_TON_REFRIGERATION
 from dcops.physics.v2.backend import ARRAYS, FLOATS
-from dcops.physics.v2.chiller import LiftChiller, iplv_cop, unit_cop
+from dcops.physics.v2.chiller import LiftChiller, iplv_cop, unit_cop, unit_power_kw
 from dcops.physics.v2.coil import coil_supply_floor_c, design_ntu
 from dcops.physics.v2.servers import ServerThermalModel, server_power_multiplier
 from dcops.physics.v2.tower import VariableSpeedTower, tower_approach_k, tower_fan_kw, yorkcalc_approach_k
@@ -173,3 +173,43 @@ def test_a_server_model_is_immutable():
     """One model is shared by every zone and episode that uses it, so it cannot be changed in place."""
     with pytest.raises(dataclasses.FrozenInstanceError):
         ServerThermalModel().throttle_c = 50.0  # type: ignore[misc]
+
+
+def test_unit_power_is_the_documented_lift_formula_worked_by_hand():
+    """Module docstring of ``physics/v2/chiller.py`` at half load, 10 °C leaving chilled water and 20 °C entering
+    condenser water, with the defaults (660 kW, COP 5.5, approaches 1.5 K, range 5.56 K, fixed loss 1 %):
+
+    η from the AHRI point: T_evap = 6.67 − 1.5 = 5.17 °C, T_cond = 29.44 + 5.56 + 1.5 = 36.5 °C, lift 31.33 K,
+    η = 31.33 / (278.32 · (1/5.5 − 0.01)); at half load T_evap = 10 − 0.75 = 9.25 °C, T_cond = 20 + 7.06 · 0.5 =
+    23.53 °C, lift 14.28 K, P = 660 · 0.5 · 14.28 / (η · 282.40) + 6.6 kW."""
+    eta = 31.33 / (278.32 * (1.0 / 5.5 - 0.01))
+    assert CHILLER.carnot_efficiency == pytest.approx(eta, rel=1e-12)
+    expected_kw = 660.0 * 0.5 * 14.28 / (eta * 282.40) + 6.6
+    assert unit_power_kw(FLOATS, CHILLER, CHILLER.carnot_efficiency, 0.5, 10.0, 20.0) == pytest.approx(
+        expected_kw, rel=1e-12)
+    assert unit_cop(FLOATS, CHILLER, 0.5, 10.0, 20.0) == pytest.approx(330.0 / expected_kw, rel=1e-12)
+
+
+def test_unit_power_holds_the_minimum_lift_and_false_loads_below_the_minimum_ratio():
+    """At 5 % load the unit runs as at 15 % (p_min); at 18 °C chilled water and 12 °C condenser water the lift
+    (12 + 7.06·0.15 − 18 + 1.5·0.15 < 0) is held at the 12 K floor."""
+    eta = CHILLER.carnot_efficiency
+    expected_kw = 660.0 * 0.15 * 12.0 / (eta * (18.0 - 1.5 * 0.15 + 273.15)) + 6.6
+    assert unit_power_kw(FLOATS, CHILLER, eta, 0.05, 18.0, 12.0) == pytest.approx(expected_kw, rel=1e-12)
+
+
+def test_iplv_is_the_ahri_weighted_sum_of_the_four_rating_points():
+    """AHRI 550/590: IPLV = 0.01·A + 0.42·B + 0.45·C + 0.12·D, the COPs at 100 % (29.44 °C entering condenser
+    water), 75 % (23.89 °C), 50 % (18.33 °C) and 25 % (18.33 °C) load."""
+    cop = lambda p, t: unit_cop(FLOATS, CHILLER, p, 6.67, t)  # noqa: E731
+    expected = 0.01 * cop(1.0, 29.44) + 0.42 * cop(0.75, 23.89) + 0.45 * cop(0.5, 18.33) + 0.12 * cop(0.25, 18.33)
+    assert iplv_cop(CHILLER) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("fields", [
+    {"reference_capacity_kw": 0.0}, {"rated_cop": 1.0}, {"min_part_load_ratio": 0.0}, {"min_part_load_ratio": 1.0},
+    {"min_part_load_ratio": -0.5}, {"min_lift_k": 0.0}, {"fixed_loss_fraction": 1.0 / 5.5},
+])
+def test_a_chiller_outside_its_domain_is_refused(fields):
+    with pytest.raises(ValueError, match="LiftChiller"):
+        LiftChiller(**fields)
