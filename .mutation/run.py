@@ -58,7 +58,9 @@ ROOT = Path(__file__).resolve().parent.parent
 HERE = ROOT / ".mutation"
 REPORT = ROOT / "reports" / "mutation" / "README.md"
 NOTES_MARKER = "<!-- Notes: everything below this line is kept when .mutation/run.py rewrites the report. -->"
-PHYSICS_GROUPS = ("chiller", "economiser", "zones", "auxiliaries", "psychrometrics", "plant", "single_plant")
+PHYSICS_GROUPS = ("chiller", "economiser", "zones", "auxiliaries", "psychrometrics", "plant", "single_plant",
+                  "v2_chiller", "v2_tower", "v2_storage", "v2_coil", "v2_servers", "v2_tariff", "v2_plant",
+                  "weather", "carbon")
 GROUPS = ("reward", "parser", "detectors", "decisions", "ledger", *PHYSICS_GROUPS)
 GROUP_SETS = {"physics": PHYSICS_GROUPS}
 """Names that stand for several groups on the command line: ``physics`` is its modules that carry published
