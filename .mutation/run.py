@@ -61,8 +61,9 @@ NOTES_MARKER = "<!-- Notes: everything below this line is kept when .mutation/ru
 PHYSICS_GROUPS = ("chiller", "economiser", "zones", "auxiliaries", "psychrometrics", "plant", "single_plant",
                   "v2_chiller", "v2_tower", "v2_storage", "v2_coil", "v2_servers", "v2_tariff", "v2_plant",
                   "weather", "carbon")
-GROUPS = ("reward", "parser", "detectors", "decisions", "ledger", *PHYSICS_GROUPS)
-GROUP_SETS = {"physics": PHYSICS_GROUPS}
+OVERSIGHT_GROUPS = ("detectors", "monitor", "metrics", "honest_model", "evidence", "calibrated", "posterior")
+GROUPS = ("reward", "parser", "decisions", "ledger", *OVERSIGHT_GROUPS, *PHYSICS_GROUPS)
+GROUP_SETS = {"physics": PHYSICS_GROUPS, "oversight": OVERSIGHT_GROUPS}
 """Names that stand for several groups on the command line: ``physics`` is its modules that carry published
 figures, one group (one session, one report row) per module."""
 SKIPPED_ANNOTATION = "in an annotation (never evaluated under `from __future__ import annotations`)"
