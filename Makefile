@@ -59,7 +59,7 @@ bench: install
 # imported from anywhere else (every mutant would survive):
 #   PYTHONPATH=/path/to/pkg make mutate VENV=/path/to/.venv -o /path/to/.venv/.installed-test
 COSMIC_RAY_SPEC ?= cosmic-ray==8.7.0
-MUTATE_GROUPS ?= reward parser detectors decisions ledger physics
+MUTATE_GROUPS ?= reward parser decisions ledger oversight physics cooling_env server
 MUTATE_ARGS ?=
 $(BIN)/cosmic-ray: | $(VENV)/.installed-test
 	$(BIN)/pip install -q "$(COSMIC_RAY_SPEC)"

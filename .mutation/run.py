@@ -60,12 +60,15 @@ REPORT = ROOT / "reports" / "mutation" / "README.md"
 NOTES_MARKER = "<!-- Notes: everything below this line is kept when .mutation/run.py rewrites the report. -->"
 PHYSICS_GROUPS = ("chiller", "economiser", "zones", "auxiliaries", "psychrometrics", "plant", "single_plant",
                   "v2_chiller", "v2_tower", "v2_storage", "v2_coil", "v2_servers", "v2_tariff", "v2_plant",
-                  "weather", "carbon")
+                  "weather", "carbon", "timebase", "faults", "sensors", "it_load", "forecast", "profiles",
+                  "plant_types", "v2_types")
 OVERSIGHT_GROUPS = ("detectors", "monitor", "metrics", "honest_model", "evidence", "calibrated", "posterior")
-GROUPS = ("reward", "parser", "decisions", "ledger", *OVERSIGHT_GROUPS, *PHYSICS_GROUPS)
-GROUP_SETS = {"physics": PHYSICS_GROUPS, "oversight": OVERSIGHT_GROUPS}
-"""Names that stand for several groups on the command line: ``physics`` is its modules that carry published
-figures, one group (one session, one report row) per module."""
+SERVER_GROUPS = ("serialize", "commands", "config", "store", "mcp", "sessions")
+GROUPS = ("reward", "parser", "decisions", "ledger", *OVERSIGHT_GROUPS, *PHYSICS_GROUPS, "cooling_env",
+          *SERVER_GROUPS)
+GROUP_SETS = {"physics": PHYSICS_GROUPS, "oversight": OVERSIGHT_GROUPS, "server": SERVER_GROUPS}
+"""Names that stand for several groups on the command line: ``physics``, ``oversight`` and ``server`` are their
+modules (one group, one session, one report row per module); ``cooling_env`` is one module alone."""
 SKIPPED_ANNOTATION = "in an annotation (never evaluated under `from __future__ import annotations`)"
 
 
