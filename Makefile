@@ -51,7 +51,7 @@ bench: install
 # Mutation testing (issue #30; not part of `make test` nor of CI): cosmic-ray mutates each module of a group in
 # .mutation/ in place (restoring it after each mutant), runs the fast tests that cover it, and writes
 # reports/mutation/README.md (.mutation/run.py explains the run). `make mutate MUTATE_GROUPS="reward parser"` runs
-# some groups (`physics` stands for chiller economiser zones auxiliaries psychrometrics plant single_plant);
+# some groups (`physics`, `oversight` and `server` stand for their modules' groups, listed in .mutation/run.py);
 # `MUTATE_ARGS=--retest-survivors` only the last run's survivors, after tests were added.
 # The test commands import `dcops` as this venv does: its editable install of this checkout. To mutate another
 # checkout that shares a venv (a git worktree), point PYTHONPATH at a folder whose `dcops` links to that checkout,
