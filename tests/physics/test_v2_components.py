@@ -208,8 +208,60 @@ def test_iplv_is_the_ahri_weighted_sum_of_the_four_rating_points():
 
 @pytest.mark.parametrize("fields", [
     {"reference_capacity_kw": 0.0}, {"rated_cop": 1.0}, {"min_part_load_ratio": 0.0}, {"min_part_load_ratio": 1.0},
-    {"min_part_load_ratio": -0.5}, {"min_lift_k": 0.0}, {"fixed_loss_fraction": 1.0 / 5.5},
+    {"min_part_load_ratio": -0.5}, {"min_part_load_ratio": 1.5}, {"min_lift_k": 0.0}, {"min_lift_k": -1.0},
+    {"reference_capacity_kw": -1.0}, {"fixed_loss_fraction": 1.0 / 5.5},
 ])
 def test_a_chiller_outside_its_domain_is_refused(fields):
     with pytest.raises(ValueError, match="LiftChiller"):
         LiftChiller(**fields)
+
+
+def test_a_chiller_at_the_edges_of_its_domain_is_accepted_and_immutable():
+    for fields in ({"reference_capacity_kw": 0.5}, {"rated_cop": 1.5}, {"min_lift_k": 0.5},
+                   {"min_part_load_ratio": 0.01}, {"min_part_load_ratio": 0.99}, {"fixed_loss_fraction": 0.18}):
+        LiftChiller(**fields)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        CHILLER.rated_cop = 6.0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(("args", "ntu", "cr"), [
+    ((12.0, 3.0, 6.0), 2.0 * math.log(3.0), 0.5),  # C_a/C_w = 0.5, ε = 12/15 = 0.8: NTU = ln((1 − 0.4)/0.2)/0.5
+    ((12.0, 12.0, 18.0), 3.0 * math.log(2.0), 2.0 / 3.0),  # C_a/C_w = 1.5, C_min = C_w: ε = 12/(24·2/3) = 0.75
+    ((12.0, 3.0, 12.0), 4.0, 1.0),  # balanced, ε = 0.8: NTU = ε/(1 − ε)
+    ((4.0, 8.0, 4.0), 0.5, 1.0),  # balanced, ε = 1/3
+])
+def test_design_ntu_inverts_the_counterflow_effectiveness_by_hand(args, ntu, cr):
+    assert design_ntu(*args) == pytest.approx((ntu, cr), rel=1e-12)
+
+
+def test_design_ntu_defaults_are_the_usual_crah_selection():
+    assert design_ntu() == design_ntu(12.0, 3.0, 6.0)
+
+
+@pytest.mark.parametrize("args", [(12.0, 0.0, 6.0), (-12.0, 3.0, 6.0), (12.0, -1.0, 6.0)])
+def test_design_conditions_no_counterflow_coil_can_meet_are_refused(args):
+    with pytest.raises(ValueError, match="effectiveness in \\(0, 1\\)"):
+        design_ntu(*args)
+
+
+def test_coil_supply_floor_at_half_airflow_is_the_documented_formula_worked_by_hand():
+    """C_a = 5, C_w = 10 kW/K (C_r = 0.5), design UA 20 kW/K at C_a = 10: UA = 20·0.5^0.6, NTU = UA/5,
+    ε = (1 − e^(−NTU/2)) / (1 − e^(−NTU/2)/2), supply = 30 − ε·(30 − 15)."""
+    ntu = 20.0 * 0.5 ** 0.6 / 5.0
+    e = math.exp(-ntu * 0.5)
+    expected = 30.0 - (1.0 - e) / (1.0 - 0.5 * e) * 15.0
+    for xp in (FLOATS, ARRAYS):
+        assert float(coil_supply_floor_c(xp, 30.0, 15.0, 5.0, 10.0, 20.0, 10.0)) == pytest.approx(expected, rel=1e-12)
+
+
+def test_coil_supply_floor_with_balanced_flows_uses_the_limit_effectiveness():
+    """C_a = C_w = 10 kW/K: ε = NTU/(1 + NTU) (the C_r → 1 limit), on floats and arrays alike."""
+    ntu = 20.0 / 10.0
+    expected = 30.0 - ntu / (1.0 + ntu) * 15.0
+    for xp in (FLOATS, ARRAYS):
+        assert float(coil_supply_floor_c(xp, 30.0, 15.0, 10.0, 10.0, 20.0, 10.0)) == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_coil_without_water_flow_cools_nothing():
+    for xp in (FLOATS, ARRAYS):
+        assert float(coil_supply_floor_c(xp, 30.0, 15.0, 10.0, 0.0, 20.0, 10.0)) == pytest.approx(30.0, abs=1e-6)
