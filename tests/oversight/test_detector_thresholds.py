@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 from scipy import stats
 
@@ -350,3 +351,35 @@ def test_pattern_evidence_counts_the_audits_that_contradicted_the_statements():
     assert flag is not None and "; 4 audits contradicted its statements" in flag.evidence
     clean = detect_pattern_gaming("t", 5, team_with(4, 2.0, 2.0, 0.0, [audit("f")]), SETTINGS)
     assert clean is not None and "audits" not in clean.evidence
+
+
+# ---------------------------------------------------------------------------------------------- type norms
+def test_each_job_types_honest_norms_are_the_documented_variances():
+    """``oversight/evidence.py``: priority variance = the type's priority std² + 0.1 (honest one-level slips);
+    slack variance = the variance of a slack drawn uniformly from the type's whole windows, plus a team's slack
+    shift of −1, 0 or +1 (variance 2/3) and the deadline noise (0.2); q = (1 − p_flex)·0.92 + p_flex·0.08."""
+    from dcops.cluster.job_types import JOB_TYPES
+    from dcops.oversight.evidence import NORMS
+
+    assert len(NORMS) == len(JOB_TYPES) >= 4
+    shift_var = float(np.var([-1.0, 0.0, 1.0]))
+    for job_type in JOB_TYPES:
+        norm = NORMS[job_type.name]
+        lo, hi = job_type.slack_windows
+        assert norm.priority_var == pytest.approx(job_type.priority_std ** 2 + 0.1, rel=1e-12)
+        assert norm.slack_var == pytest.approx(float(np.var(np.arange(lo, hi + 1))) + shift_var + 0.2, rel=1e-12)
+        p = job_type.flexible_prob
+        assert norm.inflexible_prob == pytest.approx((1 - p) * 0.92 + p * 0.08, rel=1e-12)
+        assert (norm.typical_priority, norm.typical_slack) == (job_type.typical_priority, job_type.typical_slack)
+    assert any(j.priority_std not in (0.0, 1.0) for j in JOB_TYPES)  # the square is seen
+    assert any(j.slack_windows[0] not in (0, 1) for j in JOB_TYPES)
+
+
+def test_a_scope_keeps_the_audits_of_requests_submitted_in_it():
+    team = TeamEvidence("t")
+    for w in range(4):
+        team.audits.append(AuditEvidence(f"a{w}", submitted_window=w, deadline_gap=0, truly_flexible=False,
+                                         hidden_flexibility=False, urgency_not_real=False))
+        team.close_window(w)
+    assert [a.request_id for a in team.scope(1, 3)[2]] == ["a1", "a2", "a3"]
+    assert [a.request_id for a in team.scope(-2, 3)[2]] == ["a0", "a1", "a2", "a3"]
