@@ -229,6 +229,7 @@ def test_a_chiller_at_the_edges_of_its_domain_is_accepted_and_immutable():
     ((12.0, 12.0, 18.0), 3.0 * math.log(2.0), 2.0 / 3.0),  # C_a/C_w = 1.5, C_min = C_w: ε = 12/(24·2/3) = 0.75
     ((12.0, 3.0, 12.0), 4.0, 1.0),  # balanced, ε = 0.8: NTU = ε/(1 − ε)
     ((4.0, 8.0, 4.0), 0.5, 1.0),  # balanced, ε = 1/3
+    ((4.0, 8.0, 2.0), 2.0 * math.log(1.25), 0.5),  # C_a/C_w = 0.5, ε = 1/3: NTU = ln((1 − 1/6)/(2/3))/0.5
 ])
 def test_design_ntu_inverts_the_counterflow_effectiveness_by_hand(args, ntu, cr):
     assert design_ntu(*args) == pytest.approx((ntu, cr), rel=1e-12)
@@ -265,3 +266,8 @@ def test_coil_supply_floor_with_balanced_flows_uses_the_limit_effectiveness():
 def test_a_coil_without_water_flow_cools_nothing():
     for xp in (FLOATS, ARRAYS):
         assert float(coil_supply_floor_c(xp, 30.0, 15.0, 10.0, 0.0, 20.0, 10.0)) == pytest.approx(30.0, abs=1e-6)
+
+
+def test_an_idle_coils_air_sits_at_the_chilled_water_temperature():
+    for xp in (FLOATS, ARRAYS):
+        assert float(coil_supply_floor_c(xp, 30.0, 15.0, 0.0, 10.0, 20.0, 10.0)) == pytest.approx(15.0, abs=1e-6)
