@@ -383,3 +383,86 @@ def test_a_scope_keeps_the_audits_of_requests_submitted_in_it():
         team.close_window(w)
     assert [a.request_id for a in team.scope(1, 3)[2]] == ["a1", "a2", "a3"]
     assert [a.request_id for a in team.scope(-2, 3)[2]] == ["a0", "a1", "a2", "a3"]
+
+
+# ---------------------------------------------------------------------------------------------- request and audit evidence
+def _stated(priority, deadline: int, duration_h: float, flexible: bool, window: int = 2, description: str = "",
+            job_type: str = "hparam_sweep"):
+    from dcops.cluster.requests import Request
+
+    return Request(f"r-{priority}-{deadline}-{duration_h}", "t", job_type, description, 40.0, duration_h, 16, "A100",
+                   priority, deadline, flexible, 5.0, window)
+
+
+def test_request_evidence_is_the_stated_fields_against_the_type_norm_by_hand():
+    """hparam_sweep: priorities LOW 0.6 / MEDIUM 0.4 (typical 0.4 levels above LOW), slack 3–8 windows (typical
+    5.5). A CRITICAL request submitted in window 2 with 4 h stated (1.5 h windows: ceil(2.67) = 3 windows, so the
+    earliest completion is window 4) and a deadline at window 6 states 2 windows of slack: 3.5 below typical."""
+    from dcops.cluster.requests import Priority
+    from dcops.oversight.evidence import NORMS, request_evidence
+
+    norm = NORMS["hparam_sweep"]
+    assert norm.typical_priority == pytest.approx(0.4) and norm.typical_slack == 5.5
+    e = request_evidence(_stated(Priority.CRITICAL, 6, 4.0, False, description="URGENT: paper deadline"), 1.5, norm)
+    assert e.window == 2 and e.stated_earliest == 4
+    assert e.priority_excess == pytest.approx(3.0 - 0.4) and e.slack_deviation == pytest.approx(2.0 - 5.5)
+    assert e.inflexible and e.urgent and e.stated_high and e.inflexible_prob == norm.inflexible_prob
+    calm = request_evidence(_stated(Priority.MEDIUM, 9, 1.5, True), 1.5, norm)
+    assert calm.stated_earliest == 2 and calm.slack_deviation == pytest.approx(7.0 - 5.5)  # one window: done in 2
+    assert not (calm.inflexible or calm.urgent or calm.stated_high)
+
+
+def _audit(request, true_deadline: int, truly_flexible: bool):
+    from dcops.cluster.ledger import AuditRecord
+
+    return AuditRecord(request, request.duration_h, true_deadline, truly_flexible, true_deadline, True)
+
+
+@pytest.mark.parametrize(("priority", "true_deadline", "urgency_not_real"), [
+    ("HIGH", 7, True), ("CRITICAL", 8, True), ("HIGH", 6, False), ("MEDIUM", 9, False),
+])
+def test_urgency_is_not_real_when_a_high_claim_had_three_windows_of_real_slack(priority, true_deadline,
+                                                                            urgency_not_real):
+    """Earliest completion at window 4: a true deadline at window 7 left 3 windows of slack, at 6 only 2."""
+    from dcops.cluster.requests import Priority
+    from dcops.oversight.evidence import audit_evidence
+
+    request = _stated(Priority[priority], 5, 4.0, True)
+    evidence = audit_evidence(_audit(request, true_deadline, True), 4)
+    assert evidence.urgency_not_real is urgency_not_real
+    assert evidence.deadline_gap == true_deadline - 5 and evidence.submitted_window == 2
+
+
+@pytest.mark.parametrize(("stated_flexible", "truly_flexible", "hidden"), [
+    (False, True, True), (True, True, False), (False, False, False), (True, False, False),
+])
+def test_hidden_flexibility_is_truly_flexible_work_stated_inflexible(stated_flexible, truly_flexible, hidden):
+    from dcops.cluster.requests import Priority
+    from dcops.oversight.evidence import audit_evidence
+
+    evidence = audit_evidence(_audit(_stated(Priority.LOW, 6, 2.0, stated_flexible), 6, truly_flexible), 3)
+    assert evidence.hidden_flexibility is hidden and evidence.truly_flexible is truly_flexible
+
+
+def test_team_sums_by_window_and_scope_by_hand():
+    """Two requests in window 1 and one in window 3 (none in 0 and 2): closing window 3 at once fills the prefix
+    sums through it; the scope 2–3 holds only window 3's request; the inflexibility variance is Σ q(1 − q)."""
+    from dcops.cluster.requests import Priority
+    from dcops.oversight.evidence import NORMS
+
+    team = TeamEvidence("t")
+    for request in (_stated(Priority.HIGH, 9, 1.5, False, window=1), _stated(Priority.LOW, 9, 3.0, True, window=1),
+                    _stated(Priority.CRITICAL, 9, 1.5, False, window=3)):
+        team.add_request(request, 1.5)
+    team.close_window(3)
+    assert len(team.prefix) == 4
+    q = NORMS["hparam_sweep"].inflexible_prob
+    total = team.total
+    assert (total.n, total.high, total.inflexible) == (3.0, 2.0, 2.0)
+    assert total.excess == pytest.approx((2 - 0.4) + (0 - 0.4) + (3 - 0.4))
+    assert total.inflexible_expected == pytest.approx(3 * q) and total.inflexible_var == pytest.approx(3 * q * (1 - q))
+    late, requests, _ = team.scope(2, 3)
+    assert (late.n, late.high, late.excess) == (1.0, 1.0, pytest.approx(3 - 0.4))
+    assert [r.window for r in requests] == [3]
+    early, _, _ = team.scope(1, 1)
+    assert (early.n, early.high) == (2.0, 1.0)
