@@ -103,3 +103,48 @@ def test_a_sized_tank_stores_its_minutes_of_design_cooling():
 def test_bad_tank_parameters_name_the_field(field, value):
     with pytest.raises(ValueError, match=field):
         ChilledWaterTank(**{"volume_m3": 10.0, "max_flow_kg_s": 5.0, field: value})
+
+
+def test_a_tanks_capacity_and_shell_are_the_documented_formulas_by_hand():
+    """50 m³: C_t = 1000 kg/m³ · 50 m³ · 4.186 kJ/kg·K; a cylinder with height = diameter, d = (4·50/π)^(1/3), has
+    1.5·π·d² of shell, at 0.3 W/m²·K; the 8 K design charge stores C_t · 8 / 3600 kWh."""
+    tank = ChilledWaterTank(volume_m3=50.0, max_flow_kg_s=10.0)
+    assert tank.capacity_kj_per_k == pytest.approx(1000.0 * 50.0 * 4.186, rel=1e-12)
+    d = (200.0 / math.pi) ** (1.0 / 3.0)
+    assert tank.shell_ua_kw_per_k == pytest.approx(0.3 * 1.5 * math.pi * d * d / 1000.0, rel=1e-12)
+    assert tank.design_capacity_kwh == pytest.approx(1000.0 * 50.0 * 4.186 * 8.0 / 3600.0, rel=1e-12)
+
+
+def test_the_default_tank_is_no_tank_with_no_pump():
+    none = ChilledWaterTank()
+    assert not none.installed and none.shell_ua_kw_per_k == 0.0 and none.capacity_kj_per_k == 0.0
+    assert (none.volume_m3, none.max_flow_kg_s, none.pump_kw) == (0.0, 0.0, 0.0)
+    with pytest.raises(AttributeError):
+        none.volume_m3 = 10.0  # type: ignore[misc]  # frozen: one config is shared by every episode
+
+
+@pytest.mark.parametrize(("volume", "flow", "installed"), [
+    (10.0, 5.0, True), (10.0, 0.5, True), (0.0, 5.0, False), (10.0, 0.0, False), (0.0, 0.0, False),
+])
+def test_a_tank_is_installed_only_with_water_and_flow(volume, flow, installed):
+    assert ChilledWaterTank(volume_m3=volume, max_flow_kg_s=flow).installed is installed
+
+
+def test_a_sized_tanks_pump_is_priced_per_kg_s_of_its_flow():
+    tank = ChilledWaterTank.sized(1100.0, 30.0, pump_kw_per_kg_s=0.3)
+    flow = 1100.0 / (4.186 * 8.0)
+    assert tank.max_flow_kg_s == pytest.approx(flow, rel=1e-12) and tank.pump_kw == pytest.approx(0.3 * flow, rel=1e-12)
+    assert tank.volume_m3 == pytest.approx(1100.0 * 30.0 * 60.0 / (1000.0 * 4.186 * 8.0), rel=1e-12)
+    assert ChilledWaterTank.sized(1100.0, 0.5, 0.3).installed  # half a minute is still a tank
+
+
+@pytest.mark.parametrize("minutes", [0.0, -5.0])
+def test_a_tank_sized_for_no_minutes_is_no_tank(minutes):
+    assert ChilledWaterTank.sized(1100.0, minutes, 0.3) == ChilledWaterTank()
+
+
+@pytest.mark.parametrize("effectiveness", [-0.5, 1.5])
+def test_a_tank_effectiveness_outside_zero_to_one_is_refused(effectiveness):
+    with pytest.raises(ValueError, match="effectiveness"):
+        ChilledWaterTank(volume_m3=10.0, max_flow_kg_s=5.0, effectiveness=effectiveness)
+    ChilledWaterTank(volume_m3=10.0, max_flow_kg_s=5.0, effectiveness=1.0)
