@@ -15,7 +15,13 @@ from dcops.physics.v2.backend import ARRAYS, FLOATS
 from dcops.physics.v2.chiller import LiftChiller, iplv_cop, unit_cop, unit_power_kw
 from dcops.physics.v2.coil import coil_supply_floor_c, design_ntu
 from dcops.physics.v2.servers import ServerThermalModel, server_power_multiplier
-from dcops.physics.v2.tower import VariableSpeedTower, tower_approach_k, tower_fan_kw, yorkcalc_approach_k
+from dcops.physics.v2.tower import (
+    YORKCALC_COEFFICIENTS,
+    VariableSpeedTower,
+    tower_approach_k,
+    tower_fan_kw,
+    yorkcalc_approach_k,
+)
 
 CHILLER = LiftChiller()
 
@@ -271,3 +277,74 @@ def test_a_coil_without_water_flow_cools_nothing():
 def test_an_idle_coils_air_sits_at_the_chilled_water_temperature():
     for xp in (FLOATS, ARRAYS):
         assert float(coil_supply_floor_c(xp, 30.0, 15.0, 0.0, 10.0, 20.0, 10.0)) == pytest.approx(15.0, abs=1e-6)
+
+
+# The YorkCalc coefficients as the EnergyPlus Engineering Reference tabulates them ("Approach Temperature
+# Correlation Coefficients", YorkCalc column, Coeff(1)–Coeff(27)); Modelica Buildings' Correlations/yorkCalc.mo
+# lists the same values. Typed here from that table, independently of physics/v2/tower.py.
+ENERGYPLUS_YORKCALC = (
+    -0.359741205, -0.055053608, 0.0023850432, 0.173926877, -0.0248473764, 0.00048430224, -0.005589849456,
+    0.0005770079712, -1.342427256e-05, 2.84765801111111, -0.121765149, 0.0014599242, 1.680428651, -0.0166920786,
+    -0.0007190532, -0.025485194448, 4.87491696e-05, 2.719234152e-05, -0.0653766255555556, -0.002278167,
+    0.0002500254, -0.0910565458, 0.00318176316, 3.8621772e-05, -0.0034285382352, 8.56589904e-06, -1.516821552e-06,
+)
+
+
+def test_yorkcalc_coefficients_are_the_energyplus_table():
+    assert YORKCALC_COEFFICIENTS == ENERGYPLUS_YORKCALC
+
+
+@pytest.mark.parametrize(("wet_bulb", "range_k", "lg"), [
+    (25.56, 5.56, 1.0), (-10.0, 2.0, 0.3), (12.0, 15.0, 2.5), (20.0, 8.0, 6.0), (0.0, 1.5, 7.9),
+])
+def test_yorkcalc_is_the_documented_27_term_sum(wet_bulb, range_k, lg):
+    """approach = Σ c_ijk · T_wb^i · R^j · LG^k, coefficient index i + 3j + 9k (EnergyPlus's order), summed term
+    by term: the module's nested form must give the same value."""
+    expected = sum(ENERGYPLUS_YORKCALC[i + 3 * j + 9 * k] * wet_bulb ** i * range_k ** j * lg ** k
+                   for i in range(3) for j in range(3) for k in range(3))
+    assert yorkcalc_approach_k(FLOATS, wet_bulb, range_k, lg) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    assert float(yorkcalc_approach_k(ARRAYS, np.array([wet_bulb]), range_k, lg)[0]) == pytest.approx(
+        expected, rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize(("held", "at_bound", "inside"), [
+    ({"range_k": 30.0}, {"range_k": 22.2222}, {"range_k": 21.5}),  # range 1.1111–22.2222 K
+    ({"range_k": 0.5}, {"range_k": 1.1111}, {"range_k": 1.5}),
+    ({"wet_bulb_c": 30.0}, {"wet_bulb_c": 26.6667}, {"wet_bulb_c": 26.0}),  # wet-bulb −34.4–26.6667 °C
+    ({"wet_bulb_c": -40.0}, {"wet_bulb_c": -34.4}, {"wet_bulb_c": -34.0}),
+    ({"liquid_to_gas": 10.0}, {"liquid_to_gas": 8.0}, {"liquid_to_gas": 7.5}),  # LG at most 8
+])
+def test_yorkcalc_inputs_are_held_to_the_published_validity(held, at_bound, inside):
+    point = {"wet_bulb_c": 15.0, "range_k": 6.0, "liquid_to_gas": 1.5}
+    approach = lambda **kw: yorkcalc_approach_k(FLOATS, **(point | kw))  # noqa: E731
+    assert approach(**held) == approach(**at_bound) != approach(**inside)
+
+
+def test_a_towers_approach_is_never_negative():
+    """At 15 °C wet-bulb, 1.2 K range and L/G 0.2 the correlation itself goes below zero (−0.19 K): the tower
+    returns water at the wet-bulb, no colder. Where the correlation is positive but small it is kept as is."""
+    assert yorkcalc_approach_k(FLOATS, 15.0, 1.2, 0.2) < 0.0
+    assert tower_approach_k(FLOATS, 0.2, 15.0, 1.2, 1.0, 1.0) == 0.0
+    small = yorkcalc_approach_k(FLOATS, 25.0, 1.2, 0.5)
+    assert 0.0 < small < 1.0 and tower_approach_k(FLOATS, 0.5, 25.0, 1.2, 1.0, 1.0) == pytest.approx(small, rel=1e-12)
+
+
+def test_tower_fan_power_is_the_cube_law_within_zero_and_full_speed():
+    assert tower_fan_kw(FLOATS, 85.0, -0.5) == 0.0
+    assert tower_fan_kw(FLOATS, 85.0, 1.5) == 85.0
+    np.testing.assert_allclose(tower_fan_kw(ARRAYS, 85.0, np.array([-0.5, 0.3, 1.5])), [0.0, 85.0 * 0.027, 85.0])
+
+
+@pytest.mark.parametrize("fields", [{"design_rejection_kw": 0.0, "design_fan_kw": 5.0},
+                                    {"design_rejection_kw": -1.0, "design_fan_kw": 5.0},
+                                    {"design_rejection_kw": 100.0, "design_fan_kw": -0.5},
+                                    {"design_rejection_kw": 100.0, "design_fan_kw": -5.0}])
+def test_a_tower_outside_its_domain_is_refused(fields):
+    with pytest.raises(ValueError, match="VariableSpeedTower"):
+        VariableSpeedTower(**fields)
+
+
+def test_a_tower_with_a_free_fan_is_accepted():
+    """A fan of no power (0 kW; or 0.5 kW, a small cell) is a valid tower."""
+    VariableSpeedTower(design_rejection_kw=100.0, design_fan_kw=0.0)
+    VariableSpeedTower(design_rejection_kw=0.5, design_fan_kw=0.5)
