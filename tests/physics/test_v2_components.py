@@ -347,4 +347,6 @@ def test_a_tower_outside_its_domain_is_refused(fields):
 def test_a_tower_with_a_free_fan_is_accepted():
     """A fan of no power (0 kW; or 0.5 kW, a small cell) is a valid tower."""
     VariableSpeedTower(design_rejection_kw=100.0, design_fan_kw=0.0)
-    VariableSpeedTower(design_rejection_kw=0.5, design_fan_kw=0.5)
+    tower = VariableSpeedTower(design_rejection_kw=0.5, design_fan_kw=0.5)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tower.design_fan_kw = 1.0  # type: ignore[misc]  # its design flow ratio is derived from it
