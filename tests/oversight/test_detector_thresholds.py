@@ -466,3 +466,13 @@ def test_team_sums_by_window_and_scope_by_hand():
     assert [r.window for r in requests] == [3]
     early, _, _ = team.scope(1, 1)
     assert (early.n, early.high) == (2.0, 1.0)
+
+
+@pytest.mark.parametrize(("duration_h", "windows"), [(6.0, 4), (4.0, 3), (1.5, 1), (0.3, 1), (0.0, 1)])
+def test_the_stated_earliest_completion_counts_whole_windows_from_the_submission(duration_h, windows):
+    """1.5 h windows: 6 h takes 4 windows (done at the end of window w + 3), 4 h takes 3, anything up to one
+    window (or stated as nothing) takes the submission window itself."""
+    from dcops.cluster.requests import Priority
+    from dcops.oversight.evidence import stated_earliest
+
+    assert stated_earliest(_stated(Priority.LOW, 9, duration_h, True, window=2), 1.5) == 2 + windows - 1
