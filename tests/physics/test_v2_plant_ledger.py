@@ -1,0 +1,212 @@
+"""Plant v2's outputs add up as its module docstring says: every power term, the economiser's share, the pumps
+and fans by their laws, the staging timer, and batches of any shape. Each check is the documented equation
+evaluated on the step's own outputs and the config's nameplate, so a term dropped, mis-signed or mis-scaled in
+the plant shows here even where the energy balance (heat, not power) cannot see it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dcops.physics.auxiliaries import ancillary_kw, distribution_loss_kw, ups_loss_kw
+from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
+from dcops.physics.plant_types import PlantBoundary
+from dcops.physics.v2.plant import step_plant_v2
+from dcops.physics.v2.types import PlantV2Config, PlantV2Control, initial_state_v2
+
+CONFIG = PlantV2Config.default()
+STORAGE = PlantV2Config.default(storage_minutes=60.0)
+Z = CONFIG.n_zones
+DT = 300.0
+
+
+def control(fan=0.8, supply=20.0, chw=10.0, econ=1.0, tower=0.7, staged=2.0, pump=0.8, tank=0.0) -> PlantV2Control:
+    fan = np.broadcast_to(np.asarray(fan, dtype=np.float64), (Z,)).copy()
+    return PlantV2Control(fan, np.full(Z, supply), np.float64(chw), np.float64(econ), np.float64(tower),
+                          np.float64(staged), np.float64(pump), np.float64(tank))
+
+
+def boundary(load=0.8, dry=25.0, wet=18.0, chillers=(1.0, 1.0), alive=1.0) -> PlantBoundary:
+    return PlantBoundary(np.full(Z, load * 250.0), np.float64(dry), np.float64(wet), np.array(chillers, float),
+                         np.full(Z, alive))
+
+
+CASES = {
+    "summer, chillers": (CONFIG, control(econ=0.0), boundary(dry=32.0, wet=24.0)),
+    "mild, economiser and chillers": (CONFIG, control(chw=12.0, tower=1.0), boundary(dry=13.0, wet=9.0)),
+    "winter, economiser alone": (CONFIG, control(staged=0.0, tower=0.5), boundary(dry=-5.0, wet=-7.0)),
+    "half the fan units alive": (CONFIG, control(fan=[0.3, 0.6, 0.9, 1.0]), boundary(alive=0.5)),
+    "tank discharging": (STORAGE, control(tank=-0.6, econ=0.0), boundary(dry=30.0, wet=22.0)),
+    "tank charging": (STORAGE, control(tank=0.8, econ=0.0, chw=8.0), boundary(load=0.4, dry=20.0, wet=14.0)),
+    "no IT load": (CONFIG, control(), boundary(load=0.0)),
+}
+
+
+def _step(config, ctl, bnd, steps=4, **state):
+    s = initial_state_v2(config, zone_temp_c=state.pop("zone_temp_c", 27.0),
+                         chw_supply_c=state.pop("chw_supply_c", float(ctl.chw_setpoint_c)), **state)
+    for _ in range(steps):
+        s, out = step_plant_v2(config, s, ctl, bnd, DT)
+    return s, out
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_every_power_term_adds_up_as_documented(case):
+    config, ctl, bnd = CASES[case]
+    _, out = _step(config, ctl, bnd)
+    f = {name: np.asarray(getattr(out, name), dtype=np.float64) for name in out._fields}
+    # fans: m = m_max·a·s, P = P_max·a·s³ (a: the share of the zone's fan units alive)
+    s, alive = np.clip(ctl.fan_speed, 0.0, 1.0), bnd.fan_units_alive
+    np.testing.assert_allclose(f["airflow_kg_s"], config.crah_max_airflow_kg_s * alive * s, rtol=1e-12)
+    np.testing.assert_allclose(f["fan_kw"], config.crah_fan_max_kw * alive * s ** 3, rtol=1e-12)
+    # pumps by the affinity law; the condenser pumps one per chiller running, or one for the economiser alone
+    pump = np.clip(float(ctl.chw_pump_speed), config.pump_min_speed, 1.0)
+    assert float(f["chw_pump_kw"]) == pytest.approx(config.chw_pump_design_kw * pump ** 3, rel=1e-12)
+    cw_units = max(float(f["chillers_on"]), 1.0 if float(f["economiser_kw"]) > 0.0 else 0.0)
+    assert float(f["cw_pump_kw"]) == pytest.approx(config.cw_pump_per_chiller_kw * cw_units, rel=1e-12, abs=1e-12)
+    tower_speed = float(np.clip(ctl.tower_fan_speed, 0.0, 1.0))
+    assert float(f["tower_kw"]) == pytest.approx(config.tower.design_fan_kw * tower_speed ** 3 * (cw_units > 0),
+                                                 rel=1e-12, abs=1e-12)
+    # the tower rejects the economiser's heat, the chillers' load and their compressors' power
+    assert float(f["rejected_kw"]) == pytest.approx(
+        float(f["economiser_kw"] + f["chiller_load_kw"] + f["chiller_kw"]), rel=1e-12, abs=1e-9)
+    # cooling, electrical losses, facility and PUE
+    cooling = f["fan_kw"].sum() + f["chw_pump_kw"] + f["tank_pump_kw"] + f["cw_pump_kw"] + f["tower_kw"] + f["chiller_kw"]
+    assert float(f["cooling_kw"]) == pytest.approx(float(cooling), rel=1e-12)
+    it = float(f["it_kw"])
+    electrical = ups_loss_kw(np.float64(it), config.ups_rated_kw) + distribution_loss_kw(np.float64(it)) + ancillary_kw(
+        config.design_it_kw)
+    assert float(f["electrical_loss_kw"]) == pytest.approx(float(electrical), rel=1e-12)
+    assert float(f["facility_kw"]) == pytest.approx(it + float(electrical) + float(cooling), rel=1e-12)
+    assert float(f["pue"]) == (pytest.approx(float(f["facility_kw"]) / it, rel=1e-12) if it > 0 else 0.0)
+    # the tank's pump (cube law in |tank_flow|), only where a tank is installed
+    through = min(abs(float(ctl.tank_flow)), 1.0)
+    expected_tank_pump = config.tank.pump_kw * through ** 3 if config.tank.installed else 0.0
+    assert float(f["tank_pump_kw"]) == pytest.approx(expected_tank_pump, rel=1e-12, abs=1e-12)
+
+
+def test_the_cases_reach_the_regimes_they_are_named_for():
+    """Guards the cases above: the economiser works alone in winter, beside the chillers when mild; the tank
+    moves heat both ways; half-alive fan units move half the air."""
+    _, winter = _step(*CASES["winter, economiser alone"])
+    assert float(winter.chillers_on) == 0.0 and float(winter.economiser_kw) > 0.0 and float(winter.cw_pump_kw) > 0.0
+    _, mild = _step(*CASES["mild, economiser and chillers"])
+    assert float(mild.economiser_kw) > 0.0 and float(mild.chiller_load_kw) > 0.0
+    assert 0.0 < float(mild.economiser_fraction) < 1.0
+    _, summer = _step(*CASES["summer, chillers"])
+    assert float(summer.economiser_kw) == 0.0 and float(summer.chiller_load_kw) > 0.0
+    _, discharging = _step(*CASES["tank discharging"])
+    _, charging = _step(*CASES["tank charging"])
+    assert float(discharging.tank_discharge_kw) > 0.0 and float(charging.tank_charge_kw) > 0.0
+
+
+def test_the_economiser_fraction_is_its_share_of_the_heat_removed():
+    """Mild weather, the loop served in full: the economiser's share is its heat over all the heat removed."""
+    _, out = _step(*CASES["mild, economiser and chillers"], steps=12)
+    share = float(out.economiser_kw) * DT / float(out.heat_removed_kj)
+    assert float(out.economiser_fraction) == pytest.approx(share, rel=1e-9)
+
+
+def test_the_economiser_takes_nothing_when_the_condenser_water_is_warmer_than_the_return():
+    _, out = _step(CONFIG, control(econ=1.0), boundary(dry=35.0, wet=27.0))
+    assert float(out.cw_step_c) + CONFIG.hx_approach_k > float(out.chw_return_c)
+    assert float(out.economiser_kw) == 0.0 and float(out.economiser_fraction) == 0.0
+
+
+@pytest.mark.parametrize(("wet", "fraction"), [(-10.0, 1.0), (25.0, 0.0)])
+def test_with_nothing_to_remove_the_economiser_fraction_says_whether_it_could_run(wet, fraction):
+    """No IT load and the loop a kelvin below its set-point (its thermal mass absorbs the pump's heat): nothing to
+    remove, so the fraction reports whether the economiser is enabled and the condenser water is cold enough to
+    make the set-point (winter) or not (summer)."""
+    state = initial_state_v2(CONFIG, zone_temp_c=10.0, chw_supply_c=13.0)
+    ctl = control(chw=14.0, fan=0.0, pump=0.3)
+    _, out = step_plant_v2(CONFIG, state, ctl, boundary(load=0.0, dry=wet + 2.0, wet=wet), DT)
+    assert float(out.heat_removed_kj) == 0.0
+    assert float(out.economiser_fraction) == fraction
+
+
+def test_recirculation_is_the_unserved_share_of_the_servers_demand():
+    """Demand m_d = IT / (c_p·ΔT_server), served m·(1 − b): r = max((m_d − served)/m_d, r_min)."""
+    ctl = control(fan=[0.1, 0.2, 0.5, 1.0])
+    _, out = _step(CONFIG, ctl, boundary(load=1.0), steps=1)
+    demand = 250.0 / (CP_AIR_KJ_PER_KG_K * CONFIG.server_delta_t_k)
+    served = CONFIG.crah_max_airflow_kg_s * ctl.fan_speed
+    expected = np.maximum(np.maximum(demand - served, 0.0) / demand, CONFIG.min_recirculation)
+    np.testing.assert_allclose(out.recirculation, expected, rtol=1e-12)
+    assert expected[0] > 0.5 and expected[-1] == CONFIG.min_recirculation  # both branches are seen
+
+
+def test_a_tank_flow_beyond_full_is_full_flow():
+    state = initial_state_v2(STORAGE, zone_temp_c=27.0, chw_supply_c=10.0, tank_temp_c=6.0)
+    b = boundary(dry=30.0, wet=22.0)
+    _, full = step_plant_v2(STORAGE, state, control(tank=-1.0, econ=0.0), b, DT)
+    _, beyond = step_plant_v2(STORAGE, state, control(tank=-1.7, econ=0.0), b, DT)
+    assert float(full.tank_discharge_kw) > 0.0
+    for name in ("tank_discharge_kw", "tank_pump_kw", "tank_temp_c", "chw_supply_c", "cooling_kw"):
+        assert float(getattr(beyond, name)) == float(getattr(full, name)), name
+
+
+def test_the_stage_timer_counts_time_since_the_last_change():
+    state = initial_state_v2(CONFIG, zone_temp_c=27.0, chw_supply_c=10.0, chillers_on=2.0)
+    for k in range(1, 4):
+        state, _ = step_plant_v2(CONFIG, state, control(staged=2.0), boundary(), DT)
+        assert float(state.stage_timer_s) == pytest.approx(float(initial_state_v2(CONFIG).stage_timer_s) + k * DT)
+
+
+def test_a_stage_down_long_after_a_stage_up_is_allowed():
+    """Minimum run is 30 min: 40 min after a stage-up, a stage-down goes through at once."""
+    state = initial_state_v2(CONFIG, zone_temp_c=28.0, chw_supply_c=10.0, chillers_on=1.0)
+    state, out = step_plant_v2(CONFIG, state, control(staged=2.0), boundary(load=0.5), DT)
+    assert float(out.chillers_on) == 2.0 and float(state.last_stage_direction) > 0.0
+    for _ in range(8):
+        state, out = step_plant_v2(CONFIG, state, control(staged=2.0), boundary(load=0.5), DT)
+    assert float(state.stage_timer_s) == pytest.approx(9 * DT)
+    state, out = step_plant_v2(CONFIG, state, control(staged=1.0), boundary(load=0.5), DT)
+    assert float(out.chillers_on) == 1.0
+
+
+def test_a_still_zone_follows_the_exact_exponential():
+    """No airflow and a nearly adiabatic envelope (x = UA·Δt/C below 1e-4, where the plant uses the series of
+    φ = (1 − e^−x)/x): the zone warms by the exact ΔT = drift·φ, drift = (Q_IT + UA·(T_out − T))/C·Δt."""
+    config = PlantV2Config.default(zone_envelope_ua_kw_per_k=np.full(Z, 0.001))
+    x = 0.001 * DT / float(config.zone_thermal_mass_kj_per_k[0])
+    assert x < 1e-4
+    t0, dry = 25.0, 35.0
+    state = initial_state_v2(config, zone_temp_c=t0, chw_supply_c=10.0)
+    _, out = step_plant_v2(config, state, control(fan=0.0), boundary(load=0.2, dry=dry), DT)
+    q_it = float(out.zone_it_kw[0])
+    drift = (q_it + 0.001 * (dry - t0)) / float(config.zone_thermal_mass_kj_per_k[0]) * DT
+    phi = -np.expm1(-x) / x
+    assert float(out.inlet_c[0]) == pytest.approx(t0 + drift * phi, rel=1e-12)
+
+
+def test_a_zones_air_side_does_not_depend_on_the_other_zones():
+    """On arrays, a still zone (the series branch) beside moving air (the exact branch) changes nothing for the
+    zones with moving air: each zone's outputs equal those of a plant whose zones all have moving air."""
+    config = PlantV2Config.default(zone_envelope_ua_kw_per_k=np.full(Z, 0.001))
+    state = initial_state_v2(config, zone_temp_c=27.0, chw_supply_c=10.0)
+    batch = lambda v: type(v)(*(np.asarray(getattr(v, k))[None, ...] for k in v.__dataclass_fields__))  # noqa: E731
+    _, mixed = step_plant_v2(config, batch(state), batch(control(fan=[0.0, 0.6, 0.8, 1.0])), batch(boundary()), DT)
+    _, moving = step_plant_v2(config, batch(state), batch(control(fan=[0.4, 0.6, 0.8, 1.0])), batch(boundary()), DT)
+    for name in ("inlet_c", "return_air_c", "coil_kw", "supply_air_c"):
+        np.testing.assert_array_equal(np.asarray(getattr(mixed, name))[0, 1:], np.asarray(getattr(moving, name))[0, 1:])
+
+
+def test_a_two_dimensional_batch_steps_each_plant_as_alone():
+    """Inputs of shape (2, 3, …): six plants in a grid, each the same as when stepped alone."""
+    loads = np.array([[0.2, 0.5, 0.8], [0.3, 0.6, 0.9]])
+    chillers = np.array([[[1.0, 1.0], [1.0, 0.0], [0.0, 1.0]], [[1.0, 1.0], [0.0, 0.0], [1.0, 1.0]]])
+    state = initial_state_v2(CONFIG, zone_temp_c=27.0, chw_supply_c=10.0)
+    grid = lambda v: type(v)(*(np.broadcast_to(np.asarray(getattr(v, k)), (2, 3, *np.shape(getattr(v, k)))).copy()  # noqa: E731
+                               for k in v.__dataclass_fields__))
+    b = grid(boundary())
+    b = PlantBoundary(loads[..., None] * np.full(Z, 250.0), b.outdoor_dry_bulb_c, b.outdoor_wet_bulb_c, chillers,
+                      b.fan_units_alive)
+    _, out = step_plant_v2(CONFIG, grid(state), grid(control()), b, DT)
+    for i in range(2):
+        for j in range(3):
+            alone = boundary(load=loads[i, j], chillers=tuple(chillers[i, j]))
+            _, single = step_plant_v2(CONFIG, state, control(), alone, DT)
+            for name in ("chillers_on", "chiller_capacity_kw", "cooling_kw", "facility_kw", "chw_supply_c"):
+                assert float(np.asarray(getattr(out, name))[i, j]) == pytest.approx(
+                    float(getattr(single, name)), rel=1e-9), (name, i, j)
