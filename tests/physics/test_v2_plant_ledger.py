@@ -207,6 +207,7 @@ def test_a_two_dimensional_batch_steps_each_plant_as_alone():
         for j in range(3):
             alone = boundary(load=loads[i, j], chillers=tuple(chillers[i, j]))
             _, single = step_plant_v2(CONFIG, state, control(), alone, DT)
-            for name in ("chillers_on", "chiller_capacity_kw", "cooling_kw", "facility_kw", "chw_supply_c"):
+            for name in ("chillers_on", "chiller_capacity_kw", "cooling_kw", "facility_kw", "chw_supply_c",
+                         "it_nominal_kw", "it_kw", "pue"):
                 assert float(np.asarray(getattr(out, name))[i, j]) == pytest.approx(
                     float(getattr(single, name)), rel=1e-9), (name, i, j)
