@@ -466,6 +466,7 @@ def test_team_sums_by_window_and_scope_by_hand():
     assert [r.window for r in requests] == [3]
     early, _, _ = team.scope(1, 1)
     assert (early.n, early.high) == (2.0, 1.0)
+    assert [r.window for r in team.scope(1, 2)[1]] == [1, 1]  # the request of window 3 is past the scope
 
 
 @pytest.mark.parametrize(("duration_h", "windows"), [(6.0, 4), (4.0, 3), (1.5, 1), (0.3, 1), (0.0, 1)])

@@ -134,6 +134,13 @@ def test_recirculation_is_the_unserved_share_of_the_servers_demand():
     expected = np.maximum(np.maximum(demand - served, 0.0) / demand, CONFIG.min_recirculation)
     np.testing.assert_allclose(out.recirculation, expected, rtol=1e-12)
     assert expected[0] > 0.5 and expected[-1] == CONFIG.min_recirculation  # both branches are seen
+    # a lightly loaded zone (5 kW: under 1 kg/s of demand) with its fan barely turning
+    ctl = control(fan=0.005)
+    _, out = _step(CONFIG, ctl, boundary(load=0.02), steps=1)
+    demand = 5.0 / (CP_AIR_KJ_PER_KG_K * CONFIG.server_delta_t_k)
+    served = CONFIG.crah_max_airflow_kg_s * 0.005
+    assert demand < 1.0
+    np.testing.assert_allclose(out.recirculation, (demand - served) / demand, rtol=1e-12)
 
 
 def test_a_tank_flow_beyond_full_is_full_flow():
@@ -208,6 +215,82 @@ def test_a_two_dimensional_batch_steps_each_plant_as_alone():
             alone = boundary(load=loads[i, j], chillers=tuple(chillers[i, j]))
             _, single = step_plant_v2(CONFIG, state, control(), alone, DT)
             for name in ("chillers_on", "chiller_capacity_kw", "cooling_kw", "facility_kw", "chw_supply_c",
-                         "it_nominal_kw", "it_kw", "pue"):
+                         "it_nominal_kw", "it_kw", "pue", "heat_stored_kj", "envelope_loss_kj", "heat_in_kj"):
                 assert float(np.asarray(getattr(out, name))[i, j]) == pytest.approx(
                     float(getattr(single, name)), rel=1e-9), (name, i, j)
+
+
+def test_a_zone_step_is_the_exact_exponential_with_airflow():
+    """With airflow: x = (m·c_p + UA)·Δt/C, drift = (Q_IT + m·c_p·(T_s − T) + UA·(T_out − T))/C·Δt and
+    T1 = T + drift·(1 − e^−x)/x, from the step's own supply, airflow and server power."""
+    t0, dry = 28.0, 30.0
+    state = initial_state_v2(CONFIG, zone_temp_c=t0, chw_supply_c=10.0)
+    _, out = step_plant_v2(CONFIG, state, control(fan=0.6), boundary(dry=dry), DT)
+    ua, cap = float(CONFIG.zone_envelope_ua_kw_per_k[0]), float(CONFIG.zone_thermal_mass_kj_per_k[0])
+    mcp = float(out.airflow_kg_s[0]) * CP_AIR_KJ_PER_KG_K
+    x = (mcp + ua) * DT / cap
+    drift = (float(out.zone_it_kw[0]) + mcp * (float(out.supply_air_c[0]) - t0) + ua * (dry - t0)) / cap * DT
+    assert float(out.return_air_c[0]) == pytest.approx(t0 + drift * -np.expm1(-x) / x, rel=1e-12)
+
+
+@pytest.mark.parametrize("case", ["mild, economiser and chillers", "tank discharging"])
+def test_the_plant_makes_its_set_point_and_no_colder(case):
+    """With capacity to spare the chillers remove what brings the loop back to its set-point, not more: the
+    economiser's share and a tank's discharge lower what they must do, they do not add to it."""
+    config, ctl, bnd = CASES[case]
+    _, out = _step(config, ctl, bnd, steps=8)
+    assert float(out.chiller_load_kw) < float(out.chiller_capacity_kw)
+    assert float(out.chw_supply_c) == pytest.approx(float(ctl.chw_setpoint_c), abs=1e-9)
+
+
+def test_a_tank_warmer_than_the_return_water_discharges_nothing():
+    state = initial_state_v2(STORAGE, zone_temp_c=27.0, chw_supply_c=10.0, tank_temp_c=25.0)
+    _, out = step_plant_v2(STORAGE, state, control(tank=-1.0, econ=0.0), boundary(), DT)
+    assert float(out.chw_return_c) < 25.0 and float(out.tank_discharge_kw) == 0.0
+
+
+def test_in_a_batch_a_plant_that_keeps_its_staging_keeps_counting():
+    """Plant 0 stages down while plant 1 asks for what it has: plant 1's timer runs on, its staging unchanged."""
+    state = initial_state_v2(CONFIG, zone_temp_c=27.0, chw_supply_c=10.0, batch_shape=(2,))
+    state = type(state)(*(np.asarray(getattr(state, k)).copy() for k in state.__dataclass_fields__))
+    state.stage_timer_s[:] = 5000.0
+    ctl = control(staged=2.0)
+    ctl = type(ctl)(*(np.stack([np.asarray(getattr(ctl, k))] * 2) for k in ctl.__dataclass_fields__))
+    ctl.chillers_staged[0] = 1.0
+    b = boundary()
+    b = type(b)(*(np.stack([np.asarray(getattr(b, k))] * 2) for k in b.__dataclass_fields__))
+    new, out = step_plant_v2(CONFIG, state, ctl, b, DT)
+    assert list(np.asarray(out.chillers_on)) == [1.0, 2.0]
+    assert list(np.asarray(new.stage_timer_s)) == [DT, 5000.0 + DT]
+
+
+def test_no_minimum_off_time_after_a_stage_up():
+    """The minimum off time holds a stage-up right after a stage-down; right after a stage-up, the next one
+    goes through (0 → 1 → 2 in consecutive steps)."""
+    state = initial_state_v2(CONFIG, zone_temp_c=27.0, chw_supply_c=10.0, chillers_on=0.0)
+    state, out = step_plant_v2(CONFIG, state, control(staged=1.0, econ=0.0), boundary(), DT)
+    assert float(out.chillers_on) == 1.0 and float(state.stage_timer_s) == DT < CONFIG.min_off_s
+    state, out = step_plant_v2(CONFIG, state, control(staged=2.0, econ=0.0), boundary(), DT)
+    assert float(out.chillers_on) == 2.0
+
+
+def test_a_negative_staging_request_stages_no_chiller():
+    state = initial_state_v2(CONFIG, zone_temp_c=27.0, chw_supply_c=10.0, chillers_on=0.0)
+    for request in (-0.7, -2.0):
+        new, out = step_plant_v2(CONFIG, state, control(staged=request), boundary(), DT)
+        assert float(out.chillers_on) == 0.0 and float(new.chillers_on) == 0.0
+
+
+def test_a_plant_without_an_economiser_never_uses_one():
+    config = PlantV2Config.default(economiser_installed=False)
+    _, out = _step(config, control(econ=1.0), boundary(dry=-5.0, wet=-7.0))
+    assert float(out.economiser_kw) == 0.0 and float(out.chiller_load_kw) > 0.0
+
+
+def test_one_plant_steps_on_floats_and_a_batch_on_arrays():
+    """One plant's plant-level outputs are numpy scalars (the float path); a batch's are arrays."""
+    _, single = step_plant_v2(CONFIG, initial_state_v2(CONFIG), control(), boundary(), DT)
+    assert type(single.cooling_kw) is np.float64 and type(single.chw_supply_c) is np.float64
+    batch = lambda v: type(v)(*(np.asarray(getattr(v, k))[None, ...] for k in v.__dataclass_fields__))  # noqa: E731
+    _, many = step_plant_v2(CONFIG, batch(initial_state_v2(CONFIG)), batch(control()), batch(boundary()), DT)
+    assert isinstance(many.cooling_kw, np.ndarray) and many.cooling_kw.shape == (1,)
