@@ -9,9 +9,12 @@ import numpy as np
 import pytest
 
 from dcops.physics.auxiliaries import ancillary_kw, distribution_loss_kw, ups_loss_kw
-from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
+from dcops.physics.constants import CP_AIR_KJ_PER_KG_K, CP_WATER_KJ_PER_KG_K
 from dcops.physics.plant_types import PlantBoundary
+from dcops.physics.v2.backend import FLOATS
+from dcops.physics.v2.coil import coil_supply_floor_c
 from dcops.physics.v2.plant import step_plant_v2
+from dcops.physics.v2.tower import approach_at_range, tower_polynomial
 from dcops.physics.v2.types import PlantV2Config, PlantV2Control, initial_state_v2
 
 CONFIG = PlantV2Config.default()
@@ -79,6 +82,14 @@ def test_every_power_term_adds_up_as_documented(case):
     assert float(f["electrical_loss_kw"]) == pytest.approx(float(electrical), rel=1e-12)
     assert float(f["facility_kw"]) == pytest.approx(it + float(electrical) + float(cooling), rel=1e-12)
     assert float(f["pue"]) == (pytest.approx(float(f["facility_kw"]) / it, rel=1e-12) if it > 0 else 0.0)
+    # the tower's approach at the range the rejected heat makes in the condenser water flowing (one unit's flow
+    # at least)
+    flowing = max(float(f["chillers_on"]), 1.0)
+    polynomial = tower_polynomial(FLOATS, config.tower.design_water_flow_ratio, float(bnd.outdoor_wet_bulb_c),
+                                  flowing / config.n_chillers, tower_speed)
+    range_k = float(f["rejected_kw"]) / (flowing * config.cw_flow_per_chiller_kg_s * CP_WATER_KJ_PER_KG_K)
+    approach = max(approach_at_range(FLOATS, polynomial, range_k), 0.0)
+    assert float(f["tower_approach_k"]) == pytest.approx(approach, rel=1e-9, abs=1e-12)
     # the tank's pump (cube law in |tank_flow|), only where a tank is installed
     through = min(abs(float(ctl.tank_flow)), 1.0)
     expected_tank_pump = config.tank.pump_kw * through ** 3 if config.tank.installed else 0.0
@@ -123,6 +134,10 @@ def test_with_nothing_to_remove_the_economiser_fraction_says_whether_it_could_ru
     _, out = step_plant_v2(CONFIG, state, ctl, boundary(load=0.0, dry=wet + 2.0, wet=wet), DT)
     assert float(out.heat_removed_kj) == 0.0
     assert float(out.economiser_fraction) == fraction
+    # the return water carries the pump's heat alone (under 1 kW at its minimum speed)
+    water_cap = CONFIG.chw_design_flow_kg_s * CP_WATER_KJ_PER_KG_K * 0.3
+    assert 0.0 < float(out.chw_pump_kw) < 1.0
+    assert float(out.chw_return_c) == pytest.approx(13.0 + float(out.chw_pump_kw) / water_cap, rel=1e-12)
 
 
 def test_recirculation_is_the_unserved_share_of_the_servers_demand():
@@ -231,6 +246,14 @@ def test_a_zone_step_is_the_exact_exponential_with_airflow():
     x = (mcp + ua) * DT / cap
     drift = (float(out.zone_it_kw[0]) + mcp * (float(out.supply_air_c[0]) - t0) + ua * (dry - t0)) / cap * DT
     assert float(out.return_air_c[0]) == pytest.approx(t0 + drift * -np.expm1(-x) / x, rel=1e-12)
+    # the coil's floor from the zone's air and the loop's water flow at the step's start, and the servers' inlet
+    # at the start: the supply plus the recirculated share of the zone's air above it
+    floor = coil_supply_floor_c(FLOATS, t0, 10.0, mcp, float(CONFIG.coil_water_capacity_design_kw_per_k[0]) * 0.8,
+                                float(CONFIG.coil_ua_design_kw_per_k[0]),
+                                float(CONFIG.coil_air_capacity_design_kw_per_k[0]))
+    assert float(out.coil_floor_c[0]) == pytest.approx(floor, rel=1e-12)
+    ts, r = float(out.supply_air_c[0]), float(out.recirculation[0])
+    assert float(out.inlet_start_c[0]) == pytest.approx(ts + r * (t0 - ts), rel=1e-12)
 
 
 @pytest.mark.parametrize("case", ["mild, economiser and chillers", "tank discharging"])
@@ -272,6 +295,30 @@ def test_no_minimum_off_time_after_a_stage_up():
     assert float(out.chillers_on) == 1.0 and float(state.stage_timer_s) == DT < CONFIG.min_off_s
     state, out = step_plant_v2(CONFIG, state, control(staged=2.0, econ=0.0), boundary(), DT)
     assert float(out.chillers_on) == 2.0
+
+
+def test_a_pump_speed_beyond_full_is_full_speed():
+    state = initial_state_v2(CONFIG, zone_temp_c=27.0, chw_supply_c=10.0)
+    _, full = step_plant_v2(CONFIG, state, control(pump=1.0), boundary(), DT)
+    _, beyond = step_plant_v2(CONFIG, state, control(pump=1.5), boundary(), DT)
+    assert float(beyond.chw_pump_kw) == float(full.chw_pump_kw) == pytest.approx(CONFIG.chw_pump_design_kw)
+    assert float(beyond.chw_return_c) == float(full.chw_return_c)
+
+
+def test_zone_inputs_broadcast_over_a_batch():
+    """A batch of 5 plants (more plants than zones) with one control for all: every zone output has the batch's
+    shape, and each plant equals the same plant stepped alone."""
+    state = initial_state_v2(CONFIG, zone_temp_c=27.0, chw_supply_c=10.0, batch_shape=(5,))
+    loads = np.linspace(0.2, 1.0, 5)
+    b = PlantBoundary(loads[:, None] * np.full(Z, 250.0), np.full(5, 25.0), np.full(5, 18.0), np.ones((5, 2)),
+                      np.ones(Z))
+    _, out = step_plant_v2(CONFIG, state, control(), b, DT)
+    assert np.shape(out.fan_kw) == (5, Z) and np.shape(out.inlet_c) == (5, Z) and np.shape(out.cooling_kw) == (5,)
+    for i, load in enumerate(loads):
+        _, alone = step_plant_v2(CONFIG, initial_state_v2(CONFIG, zone_temp_c=27.0, chw_supply_c=10.0), control(),
+                                 boundary(load=load), DT)
+        np.testing.assert_allclose(np.asarray(out.inlet_c)[i], alone.inlet_c, rtol=1e-9)
+        assert float(np.asarray(out.facility_kw)[i]) == pytest.approx(float(alone.facility_kw), rel=1e-9)
 
 
 def test_a_negative_staging_request_stages_no_chiller():
