@@ -209,5 +209,15 @@ def test_detection_reports_add_count_by_count():
 def test_a_tactic_in_the_last_window_is_not_in_scope_of_the_first_windows():
     """Scopes start at window 0: a tactic applied only in the last window makes only that window's pair positive."""
     tactics = {"gamer": [set(), set(), {"deadline_compression"}]}
-    counts = score_detection([], tactics, [], 3).counts["deadline_compression"]
+    report = score_detection([], tactics, [], 3)
+    counts = report.counts["deadline_compression"]
     assert (counts.tp, counts.fn, counts.fp, counts.tn) == (0, 1, 0, 2)
+    priority = report.counts["priority_inflation"]  # another tactic: every priority pair is negative
+    assert (priority.fn, priority.tn) == (0, 3)
+
+
+def test_rates_from_hand_counts():
+    from dcops.oversight.metrics import Counts
+
+    counts = Counts(tp=3, fp=1, fn=1, tn=1)
+    assert (counts.precision, counts.recall, counts.fpr) == (0.75, 0.75, 0.5)

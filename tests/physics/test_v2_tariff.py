@@ -45,6 +45,13 @@ def test_minutes_and_seconds_count_towards_the_hour() -> None:
     assert tariff.series(datetime(2026, 6, 1, 13, 20), np.array([0.0]))[0] == 0.22
 
 
+def test_a_second_is_one_3600th_of_an_hour():
+    """A period that starts 2 µh after 13:14:59 has not begun at 13:14:59 (59 s is 59/3600 h, not 59/3599)."""
+    start_h = 13 + 14 / 60.0 + 59 / 3600.0 + 2e-6
+    tariff = TimeOfUseTariff(on_peak_hours=(start_h, 20.0), mid_peak_hours=((8.0, start_h),))
+    assert tariff.series(datetime(2026, 6, 1, 13, 14, 59), np.array([0.0]))[0] == 0.14
+
+
 def test_elapsed_time_runs_forward_from_the_start_and_across_days() -> None:
     tariff = TimeOfUseTariff()
     friday_evening = datetime(2026, 6, 5, 19, 0)  # Friday 19:00
