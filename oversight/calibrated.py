@@ -47,7 +47,7 @@ from dcops.oversight.flags import FLAG_KINDS, Flag
 from dcops.oversight.honest_model import HonestModel, Thresholds, honest_model, thresholds
 
 CERTAIN = 6.0
-"""Evidence of an event honest reporting cannot produce, z units."""
+"""Evidence of an event honest reporting cannot produce, z units: six, a six-sigma event."""
 _SUMS = ("n", "priority_excess", "priority_var", "slack_dev_tight", "slack_var", "inflexible", "inflexible_expected",
          "inflexible_var")
 _NORMAL = NormalDist()

@@ -85,6 +85,12 @@ def test_stated_carbon_z_counts_inflexible_statements_against_their_honest_expec
     q = T.inflexible_prob
     assert m.stated_z(m.teams["t"].sums(0, 2))["carbon_flexibility_gaming"] == pytest.approx(
         (2 - 3 * q) / math.sqrt(3 * q * (1 - q)), rel=1e-12)
+    assert m.stated_z(m.teams["t"].sums(1, 2))["carbon_flexibility_gaming"] == 0.0  # two requests: none yet
+    for w in (3, 4):
+        m._add_request(request(w, flexible=False))
+    m.teams["t"].close_window(4)
+    assert m.stated_z(m.teams["t"].sums(0, 4))["carbon_flexibility_gaming"] == pytest.approx(
+        (4 - 5 * q) / math.sqrt(5 * q * (1 - q)), rel=1e-12)
 
 
 def test_window_sums_subtract_to_any_range_of_windows():
@@ -120,8 +126,13 @@ def test_an_audited_priority_one_level_high_is_binomial_evidence_among_jobs_belo
 def test_audits_honest_reporting_cannot_produce_are_certain():
     m = monitor()
     m._add_audit(audit(request(0, Priority.CRITICAL), Priority.MEDIUM))  # two levels above the truth
-    m._add_audit(audit(request(0), deadline_gap=3))  # the real deadline three windows later
+    m._add_audit(audit(request(0), deadline_gap=2))  # the real deadline two windows later
     z = m.audit_z(m.teams["t"].audits)
+    assert z["priority_inflation"] == CERTAIN and z["deadline_compression"] == CERTAIN
+    more = monitor()
+    more._add_audit(audit(request(0, Priority.CRITICAL), Priority.LOW))  # three levels
+    more._add_audit(audit(request(0), deadline_gap=4))
+    z = more.audit_z(more.teams["t"].audits)
     assert z["priority_inflation"] == CERTAIN and z["deadline_compression"] == CERTAIN
 
 
@@ -181,7 +192,7 @@ class _Limits:
 
 
 @pytest.mark.parametrize(("limit_below_z", "severity"), [(2.5, "high"), (2.0, "high"), (1.5, "medium"),
-                                                          (1.0, "medium"), (0.5, "low")])
+                                                          (1.0, "medium"), (0.5, "low"), (0.0, "low")])
 def test_severity_is_high_from_the_threshold_plus_two_and_medium_from_plus_one(limit_below_z, severity):
     probe = monitor()
     probe.observe(0, [request(0, Priority.CRITICAL) for _ in range(4)], [])
@@ -194,20 +205,58 @@ def test_severity_is_high_from_the_threshold_plus_two_and_medium_from_plus_one(l
 
 def test_flags_name_the_requests_behind_each_kind_within_its_scope():
     """Priority names requests stated more than half a level above the norm, deadline those stated more than a
-    window tighter than the norm, carbon those stated inflexible; the pattern flag names none. Requests older
-    than the scope are not named by the per-kind flags."""
-    old = [request(0, Priority.CRITICAL, slack=0, flexible=False) for _ in range(4)]
+    window tighter than the norm (finetune's typical slack is 2.4 windows: a slack of 1 window is named, 2 or 3
+    are not), carbon those stated inflexible; the pattern flag names none. At window 3 the scope is windows 1–3:
+    requests of window 1 are named, those of window 0 are not."""
+    assert 2.0 < T.slack_mean < 2.5
     m = CalibratedMonitor(limits=_Limits(-100.0))  # every statistic flags
     m.reset(["t"])
+    old = [request(0, Priority.CRITICAL, slack=1, flexible=False) for _ in range(4)]
     m.observe(0, old, [])
-    m.observe(1, [], [])
+    in_scope = request(1, Priority.CRITICAL, slack=1, flexible=False)
+    m.observe(1, [in_scope], [])
     m.observe(2, [], [])
-    new = [request(3, Priority.CRITICAL, slack=0, flexible=False), request(3, Priority.LOW, slack=9, flexible=True)]
+    new = [request(3, Priority.CRITICAL, slack=1, flexible=False), request(3, Priority.LOW, slack=2, flexible=True),
+           request(3, Priority.LOW, slack=3, flexible=True)]
     flags = {f.kind: f for f in m.observe(3, new, [])}
-    assert flags["priority_inflation"].request_ids == (new[0].request_id,)
-    assert flags["deadline_compression"].request_ids == (new[0].request_id,)
-    assert flags["carbon_flexibility_gaming"].request_ids == (new[0].request_id,)
+    named = (in_scope.request_id, new[0].request_id)
+    assert flags["priority_inflation"].request_ids == named
+    assert flags["deadline_compression"].request_ids == named
+    assert flags["carbon_flexibility_gaming"].request_ids == named
     assert flags["pattern_gaming"].request_ids == ()
     at0 = {f.kind: f for f in m.flags if f.window == 0}
     assert at0["priority_inflation"].request_ids == tuple(r.request_id for r in old)
-    assert T.slack_mean > 1.0  # a slack of 0 is more than a window under the norm
+
+
+def test_a_flag_names_at_most_eight_requests():
+    m = CalibratedMonitor(limits=_Limits(-100.0))
+    m.reset(["t"])
+    reqs = [request(0, Priority.CRITICAL) for _ in range(9)]
+    flags = {f.kind: f for f in m.observe(0, reqs, [])}
+    assert flags["priority_inflation"].request_ids == tuple(r.request_id for r in reqs[:8])
+
+
+def test_audits_in_scope_are_those_of_requests_submitted_in_it():
+    """At window 2 the scope is windows 0–2: an audit of a request of window 1 that found the real deadline two
+    windows later is certain evidence; at window 4 (scope 2–4) it is out of scope."""
+    m = monitor()
+    req = request(1)
+    m.observe(0, [], [])
+    m.observe(1, [req], [])
+    m.observe(2, [], [audit(req, deadline_gap=2)])
+    assert m.strengths_of("t", 2)["deadline_compression"][0] == CERTAIN
+    m.observe(3, [], [])
+    m.observe(4, [], [])
+    assert m.strengths_of("t", 4)["deadline_compression"][0] == 0.0
+
+
+def test_evidence_strength_from_a_tail_probability():
+    """z = Φ⁻¹(1 − p) for p < 0.5, 0 for p ≥ 0.5 (no evidence is never negative), capped at CERTAIN = 6 (a
+    six-sigma event); one event is already evidence."""
+    from dcops.oversight.calibrated import binomial_z, tail_z
+
+    assert CERTAIN == 6.0
+    assert tail_z(0.7) == 0.0 and tail_z(0.5) == 0.0 and tail_z(1e-15) == CERTAIN
+    assert tail_z(0.01) == pytest.approx(float(stats.norm.isf(0.01)), rel=1e-9)
+    one = expected_binomial_z(1, 2, 0.05)
+    assert one > 0.0 and binomial_z(1, 2, 0.05) == pytest.approx(one, rel=1e-9)
