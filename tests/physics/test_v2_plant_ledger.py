@@ -254,6 +254,7 @@ def test_a_zone_step_is_the_exact_exponential_with_airflow():
     assert float(out.coil_floor_c[0]) == pytest.approx(floor, rel=1e-12)
     ts, r = float(out.supply_air_c[0]), float(out.recirculation[0])
     assert float(out.inlet_start_c[0]) == pytest.approx(ts + r * (t0 - ts), rel=1e-12)
+    assert float(out.inlet_c[0]) == pytest.approx(ts + r * (float(out.return_air_c[0]) - ts), rel=1e-12)
 
 
 @pytest.mark.parametrize("case", ["mild, economiser and chillers", "tank discharging"])
@@ -341,3 +342,24 @@ def test_one_plant_steps_on_floats_and_a_batch_on_arrays():
     batch = lambda v: type(v)(*(np.asarray(getattr(v, k))[None, ...] for k in v.__dataclass_fields__))  # noqa: E731
     _, many = step_plant_v2(CONFIG, batch(initial_state_v2(CONFIG)), batch(control()), batch(boundary()), DT)
     assert isinstance(many.cooling_kw, np.ndarray) and many.cooling_kw.shape == (1,)
+
+
+def test_plant_inputs_batched_over_one_hall_step_each_plant():
+    """One hall's zone inputs (shape (Z,)) with three chilled-water set-points (shape (3,)): a batch of three
+    plants, each the same as the plant stepped alone with its set-point."""
+    state = initial_state_v2(CONFIG, zone_temp_c=27.0, chw_supply_c=10.0)
+    setpoints = np.array([8.0, 10.0, 12.0])
+    ctl = control()
+    batched = PlantV2Control(ctl.fan_speed, ctl.supply_setpoint_c, setpoints, ctl.economiser_on, ctl.tower_fan_speed,
+                             ctl.chillers_staged, ctl.chw_pump_speed, ctl.tank_flow)
+    _, out = step_plant_v2(CONFIG, state, batched, boundary(), DT)
+    assert np.shape(out.chw_supply_c) == (3,)
+    for i, setpoint in enumerate(setpoints):
+        _, alone = step_plant_v2(CONFIG, state, control(chw=setpoint), boundary(), DT)
+        assert float(np.asarray(out.chiller_kw)[i]) == pytest.approx(float(alone.chiller_kw), rel=1e-9)
+
+
+@pytest.mark.parametrize("dt_s", [0.0, -300.0, float("inf"), float("nan")])
+def test_a_step_of_no_positive_finite_length_is_refused(dt_s):
+    with pytest.raises(ValueError, match="dt_s"):
+        step_plant_v2(CONFIG, initial_state_v2(CONFIG), control(), boundary(), dt_s)
