@@ -191,3 +191,13 @@ def test_epw_records_need_the_first_ten_fields_only(tmp_path):
     (tmp_path / "nine.epw").write_text("\n".join(cut(9)) + "\n")
     with pytest.raises(ValueError, match=r"nine\.epw:9: expected at least 10 EPW fields, got 9"):
         load_epw(tmp_path / "nine.epw")
+
+
+def test_epw_humidity_is_used_as_given_up_to_saturation_and_recomputed_above(tmp_path):
+    """A record at 100 % (saturated: wet-bulb = dry-bulb) is read as given, whatever its dew point says; above
+    100 % is no humidity (EPW's missing code is 999), so 101 % is recomputed from the dew point like 999."""
+    saturated = load_epw(_write_epw(tmp_path / "sat.epw", {7: {"rh_pct": 100, "dew_c": 5.0}}))
+    assert saturated.wet_bulb_c[7] == pytest.approx(saturated.dry_bulb_c[7], abs=1e-6)
+    above = load_epw(_write_epw(tmp_path / "above.epw", {7: {"rh_pct": 101}})).wet_bulb_c
+    coded = load_epw(_write_epw(tmp_path / "coded.epw", {7: {"rh_pct": 999}})).wet_bulb_c
+    assert above[7] == coded[7]

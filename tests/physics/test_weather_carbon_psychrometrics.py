@@ -176,6 +176,17 @@ def test_weather_sources_are_immutable():
     weather = HourlyWeather(np.zeros(24), np.zeros(24))
     with pytest.raises(dataclasses.FrozenInstanceError):
         weather.name = "other"  # type: ignore[misc]
+    series = weather.series(datetime(2026, 1, 1), np.array([0.0]), np.random.default_rng(0))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        series.dry_bulb_c = np.ones(1)  # type: ignore[misc]
+
+
+def test_weather_source_builds_the_typical_days_of_a_site_or_passes_a_source_through():
+    from dcops.physics.weather import weather_source
+
+    assert weather_source("phoenix") == TypicalDayClimate("phoenix")
+    own = HourlyWeather(np.zeros(24), np.zeros(24))
+    assert weather_source(own) is own
 
 
 def test_hourly_weather_interpolates_both_series_and_wraps_to_the_first_record():
@@ -196,7 +207,8 @@ def test_hourly_weather_caps_the_wet_bulb_at_the_dry_bulb():
 
 
 @pytest.mark.parametrize(("dry", "wet"), [
-    (np.zeros(23), np.zeros(23)), (np.zeros(24), np.zeros(25)), (np.zeros((24, 2)), np.zeros((24, 2))),
+    (np.zeros(23), np.zeros(23)), (np.zeros(24), np.zeros(25)), (np.zeros(25), np.zeros(24)),
+    (np.zeros((24, 2)), np.zeros((24, 2))),
 ])
 def test_hourly_weather_needs_a_day_of_equal_one_dimensional_records(dry, wet):
     with pytest.raises(ValueError, match="hourly records|1-D arrays"):
