@@ -148,3 +148,9 @@ def test_a_tank_effectiveness_outside_zero_to_one_is_refused(effectiveness):
     with pytest.raises(ValueError, match="effectiveness"):
         ChilledWaterTank(volume_m3=10.0, max_flow_kg_s=5.0, effectiveness=effectiveness)
     ChilledWaterTank(volume_m3=10.0, max_flow_kg_s=5.0, effectiveness=1.0)
+
+
+def test_a_small_tank_still_has_a_shell():
+    tank = ChilledWaterTank(volume_m3=0.5, max_flow_kg_s=1.0)
+    d = (2.0 / math.pi) ** (1.0 / 3.0)
+    assert tank.shell_ua_kw_per_k == pytest.approx(0.3 * 1.5 * math.pi * d * d / 1000.0, rel=1e-12)
