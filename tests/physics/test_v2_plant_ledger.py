@@ -42,6 +42,7 @@ CASES = {
     "tank discharging": (STORAGE, control(tank=-0.6, econ=0.0), boundary(dry=30.0, wet=22.0)),
     "tank charging": (STORAGE, control(tank=0.8, econ=0.0, chw=8.0), boundary(load=0.4, dry=20.0, wet=14.0)),
     "no IT load": (CONFIG, control(), boundary(load=0.0)),
+    "plant off, tower fan set": (CONFIG, control(econ=0.0, staged=0.0, tower=0.6), boundary(load=0.1)),
 }
 
 
@@ -363,3 +364,17 @@ def test_plant_inputs_batched_over_one_hall_step_each_plant():
 def test_a_step_of_no_positive_finite_length_is_refused(dt_s):
     with pytest.raises(ValueError, match="dt_s"):
         step_plant_v2(CONFIG, initial_state_v2(CONFIG), control(), boundary(), dt_s)
+
+
+def test_zone_inputs_batched_over_one_plants_controls():
+    """Two halls' IT loads (shape (2, Z)) under one set of plant inputs: a batch of two, each as alone."""
+    state = initial_state_v2(CONFIG, zone_temp_c=27.0, chw_supply_c=10.0)
+    b = boundary()
+    loads = np.array([0.3, 0.9])
+    batched = PlantBoundary(loads[:, None] * np.full(Z, 250.0), b.outdoor_dry_bulb_c, b.outdoor_wet_bulb_c,
+                            b.chiller_available, b.fan_units_alive)
+    _, out = step_plant_v2(CONFIG, state, control(), batched, DT)
+    assert np.shape(out.inlet_c) == (2, Z)
+    for i, load in enumerate(loads):
+        _, alone = step_plant_v2(CONFIG, state, control(), boundary(load=load), DT)
+        np.testing.assert_allclose(np.asarray(out.inlet_c)[i], alone.inlet_c, rtol=1e-9)
