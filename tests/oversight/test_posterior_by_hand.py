@@ -1,0 +1,136 @@
+"""The team posterior's inputs worked by hand from its module docstring (``oversight/posterior.py``): the honest
+probability of each stated level, the stated-field and audit features of a small record (audit shares shrunk by
+two pseudo-audits at the honest values), and the prior re-weighting of the probabilities."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dcops.cluster.job_types import JOB_TYPES
+from dcops.cluster.ledger import AuditRecord
+from dcops.cluster.requests import Priority, Request
+from dcops.oversight.honest_model import honest_model
+from dcops.oversight.posterior import FEATURE_NAMES, PublicRecord, TeamPosterior, honest_priority_probs
+
+
+def test_honest_stated_levels_are_the_true_levels_through_a_one_level_slip_held_at_the_ends():
+    """P(stated j | type) = Σ_i P(true i) · S[i, j], where a true level slips one up or one down with the
+    honest rate r each, and a slip past LOW or CRITICAL stays there."""
+    r = honest_model().overstate_rate
+    assert 0.0 < r < 0.25
+    for job in JOB_TYPES:
+        stated = [0.0] * 4
+        for true_level, p in enumerate(job.priority_probs):
+            stated[true_level] += p * (1.0 - 2.0 * r)
+            stated[max(true_level - 1, 0)] += p * r
+            stated[min(true_level + 1, 3)] += p * r
+        assert honest_priority_probs()[job.name] == pytest.approx(tuple(stated), abs=1e-15)
+        assert sum(honest_priority_probs()[job.name]) == pytest.approx(1.0)
+
+
+def _request(rid: str, window: int, priority: Priority, deadline: int, duration_h: float, flexible: bool,
+             description: str = "") -> Request:
+    return Request(rid, "t", "hparam_sweep", description, 40.0, duration_h, 16, "A100", priority, deadline, flexible,
+                   5.0, window)
+
+
+def _features(record: PublicRecord) -> dict[str, float]:
+    return dict(zip(FEATURE_NAMES, record.features("t").tolist(), strict=True))
+
+
+def test_stated_features_of_a_small_record_by_hand():
+    """Window 0, three requests (1.5 h windows):
+    a: LOW, 3 h (2 windows: earliest window 1), deadline 5 → slack 4 windows, 2 per window of duration;
+    b: HIGH, URGENT, 1.5 h (earliest window 0), deadline 0 → slack 0, none per window; inflexible;
+    c: MEDIUM, 4 h (3 windows: earliest window 2), deadline 3 → slack 1, 1/3 per window of duration."""
+    record = PublicRecord(["t"])
+    reqs = [_request("a", 0, Priority.LOW, 5, 3.0, True), _request("b", 0, Priority.HIGH, 0, 1.5, False, "URGENT"),
+            _request("c", 0, Priority.MEDIUM, 3, 4.0, True)]
+    record.begin_window(0, reqs, [])
+    f = _features(record)
+    assert f["requests_log"] == pytest.approx(math.log(4.0)) and f["requests_per_window"] == 3.0
+    assert (f["share_low"], f["share_medium"], f["share_high"], f["share_critical"]) == pytest.approx(
+        (1 / 3, 1 / 3, 1 / 3, 0.0))
+    assert (f["urgent_share"], f["flexible_share"]) == pytest.approx((1 / 3, 2 / 3))
+    assert f["slack_mean_windows"] == pytest.approx((4 + 0 + 1) / 3)
+    assert f["slack_per_duration"] == pytest.approx((4 / 2 + 0 / 1 + 1 / 3) / 3)
+    assert f["zero_slack_share"] == pytest.approx(1 / 3)
+    honest = honest_priority_probs()["hparam_sweep"]  # HIGH is above the sweep's highest true level (MEDIUM)
+    surprisals = [-math.log(max(honest[level], 1e-3)) for level in (0, 2, 1)]
+    assert f["priority_surprisal_mean"] == pytest.approx(sum(surprisals) / 3)
+    assert f["priority_surprisal_max"] == pytest.approx(max(surprisals))
+    assert f["above_type_range_share"] == pytest.approx(1 / 3)
+    q = honest_model().types["hparam_sweep"].inflexible_prob
+    assert f["inflexible_excess_mean"] == pytest.approx((1 - 3 * q) / 3)
+    assert f["inflexible_z"] == pytest.approx((1 - 3 * q) / math.sqrt(3 * q * (1 - q)))
+
+
+def test_one_request_already_gives_a_carbon_z():
+    """Without the monitor's minimum counts: one inflexible request is (1 − q)/√(q(1 − q))."""
+    record = PublicRecord(["t"])
+    record.begin_window(0, [_request("a", 0, Priority.LOW, 5, 3.0, False)], [])
+    q = honest_model().types["hparam_sweep"].inflexible_prob
+    assert q * (1 - q) < 1.0
+    assert _features(record)["inflexible_z"] == pytest.approx((1 - q) / math.sqrt(q * (1 - q)))
+
+
+def test_a_team_with_no_requests_yet_has_finite_features_at_the_honest_values():
+    record = PublicRecord(["t", "quiet"])
+    record.begin_window(0, [_request("a", 0, Priority.LOW, 5, 3.0, True)], [])
+    f = dict(zip(FEATURE_NAMES, record.features("quiet").tolist(), strict=True))
+    assert all(math.isfinite(v) for v in f.values())
+    assert f["requests_log"] == 0.0 and f["slack_tight_z"] == 0.0 and f["inflexible_z"] == 0.0
+    assert f["share_low"] == f["share_critical"] == f["zero_slack_share"] == 0.0
+    assert f["audit_overstated_share"] == pytest.approx(0.05)  # two pseudo-audits at the honest 5 %
+
+
+def test_audit_features_are_shrunk_toward_the_honest_values_by_two_pseudo_audits():
+    """Window 1 sees window 0's three audits. a: stated LOW, truly LOW, deadline as stated, truly flexible
+    (stated so), ran 2 h of a stated 3 h; b: stated HIGH, truly LOW (two above), the real deadline two windows
+    later, truly flexible but stated inflexible, ran 1.5 h; c: stated MEDIUM, truly LOW (one above), deadline
+    a window later, not flexible, true runtime 8 h (it never ran: realised 0 h)."""
+    reqs = [_request("a", 0, Priority.LOW, 5, 3.0, True), _request("b", 0, Priority.HIGH, 3, 1.5, False),
+            _request("c", 0, Priority.MEDIUM, 4, 4.0, True)]
+    audits = [AuditRecord(reqs[0], 2.0, 5, True, 0, True, Priority.LOW, 2.0),
+              AuditRecord(reqs[1], 1.5, 5, True, 0, True, Priority.LOW, 1.5),
+              AuditRecord(reqs[2], 0.0, 5, False, 0, False, Priority.LOW, 8.0)]
+    record = PublicRecord(["t"])
+    record.begin_window(0, reqs, [])
+    record.begin_window(1, [], audits)
+    f = _features(record)
+    a = 2.0
+    assert f["audits_log"] == pytest.approx(math.log(4.0))
+    assert f["audit_overstated_share"] == pytest.approx((2 + a * 0.05) / (3 + a))
+    assert f["audit_overstated_by_2_share"] == pytest.approx(1 / (3 + a))
+    assert f["audit_priority_excess_mean"] == pytest.approx((0 + 2 + 1) / (3 + a))
+    assert f["audit_deadline_later_share"] == pytest.approx((2 + a * 0.15) / (3 + a))
+    assert f["audit_deadline_gap_mean"] == pytest.approx((0 + 2 + 1) / (3 + a))
+    assert f["audit_hidden_flexibility_share"] == pytest.approx((1 + a * 0.08) / (2 + a))
+    assert f["audit_runtime_log_ratio_mean"] == pytest.approx(
+        (math.log(3.0 / 2.0) + math.log(1.5 / 1.5) + math.log(4.0 / 8.0)) / (3 + a))
+
+
+def test_a_version_0_audit_uses_the_realised_runtime_and_names_no_priority():
+    req = _request("a", 0, Priority.HIGH, 5, 3.0, True)
+    record = PublicRecord(["t"])
+    record.begin_window(0, [req], [])
+    record.begin_window(1, [], [AuditRecord(req, 1.5, 5, True, 0, True)])
+    f = _features(record)
+    assert f["audit_runtime_log_ratio_mean"] == pytest.approx(math.log(3.0 / 1.5) / 3.0)
+    assert f["audit_overstated_share"] == pytest.approx(0.05)  # no priority audit: the honest value
+
+
+def test_another_prior_scales_the_posterior_odds_by_the_ratio_of_prior_odds():
+    posterior = TeamPosterior.load()
+    record = PublicRecord(["t", "u"])
+    record.begin_window(0, [_request("a", 0, Priority.CRITICAL, 0, 1.5, False, "URGENT"),
+                            _request("b", 0, Priority.LOW, 6, 1.5, True)], [])
+    base = posterior.probabilities(record)
+    assert posterior.probabilities(record, prior=posterior.training_prior) == pytest.approx(base, rel=1e-12)
+    p0, prior = posterior.training_prior, 0.1
+    shifted = posterior.probabilities(record, prior=prior)
+    odds = lambda p: p / (1.0 - p)  # noqa: E731
+    for team in ("t", "u"):
+        assert odds(shifted[team]) / odds(base[team]) == pytest.approx(odds(prior) / odds(p0), rel=1e-9)
