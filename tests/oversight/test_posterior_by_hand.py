@@ -134,3 +134,17 @@ def test_another_prior_scales_the_posterior_odds_by_the_ratio_of_prior_odds():
     odds = lambda p: p / (1.0 - p)  # noqa: E731
     for team in ("t", "u"):
         assert odds(shifted[team]) / odds(base[team]) == pytest.approx(odds(prior) / odds(p0), rel=1e-9)
+
+
+def test_one_request_already_gives_a_slack_z_against_the_tightest_honest_habit():
+    """A hotfix retrain (honest slack variance 0.32 per request, under 1) stating 2 windows of slack:
+    z = −(2 − μ − offset_tight) / √σ²."""
+    t = honest_model().types["hotfix_retrain"]
+    assert t.slack_var < 1.0
+    req = Request("h", "t", "hotfix_retrain", "", 40.0, 1.5, 16, "A100", Priority.HIGH, 2, True, 5.0, 0)
+    record = PublicRecord(["t"])
+    record.begin_window(0, [req], [])
+    tight = 2.0 - t.slack_mean - t.slack_offsets[0]
+    f = _features(record)
+    assert f["slack_tight_mean"] == pytest.approx(tight)
+    assert f["slack_tight_z"] == pytest.approx(-tight / math.sqrt(t.slack_var))
