@@ -51,6 +51,10 @@ def _step(config, ctl, bnd, steps=4, **state):
                          chw_supply_c=state.pop("chw_supply_c", float(ctl.chw_setpoint_c)), **state)
     for _ in range(steps):
         s, out = step_plant_v2(config, s, ctl, bnd, DT)
+        # the next state carries the step's new temperatures and staging
+        assert float(s.cw_supply_c) == float(out.cw_supply_c) and float(s.chw_supply_c) == float(out.chw_supply_c)
+        assert float(s.chillers_on) == float(out.chillers_on) and float(s.tank_temp_c) == float(out.tank_temp_c)
+        np.testing.assert_array_equal(s.zone_temp_c, out.return_air_c)
     return s, out
 
 
@@ -91,6 +95,10 @@ def test_every_power_term_adds_up_as_documented(case):
     range_k = float(f["rejected_kw"]) / (flowing * config.cw_flow_per_chiller_kg_s * CP_WATER_KJ_PER_KG_K)
     approach = max(approach_at_range(FLOATS, polynomial, range_k), 0.0)
     assert float(f["tower_approach_k"]) == pytest.approx(approach, rel=1e-9, abs=1e-12)
+    # the next condenser water is the wet-bulb plus that approach; capacity is the units running
+    assert float(f["cw_supply_c"]) == pytest.approx(float(bnd.outdoor_wet_bulb_c) + approach, rel=1e-12)
+    assert float(f["chiller_capacity_kw"]) == pytest.approx(
+        config.chiller.reference_capacity_kw * float(f["chillers_on"]), rel=1e-12)
     # the tank's pump (cube law in |tank_flow|), only where a tank is installed
     through = min(abs(float(ctl.tank_flow)), 1.0)
     expected_tank_pump = config.tank.pump_kw * through ** 3 if config.tank.installed else 0.0
@@ -157,6 +165,18 @@ def test_recirculation_is_the_unserved_share_of_the_servers_demand():
     served = CONFIG.crah_max_airflow_kg_s * 0.005
     assert demand < 1.0
     np.testing.assert_allclose(out.recirculation, (demand - served) / demand, rtol=1e-12)
+
+
+def test_bypass_air_serves_no_server():
+    """A zone bypassing 30 % of its air: the servers see m·(1 − 0.3), and the recirculation follows."""
+    config = PlantV2Config.default(zone_bypass_fraction=[0.3, 0.0, 0.1, 0.0])
+    ctl = control(fan=0.4)
+    _, out = _step(config, ctl, boundary(load=1.0), steps=1)
+    demand = 250.0 / (CP_AIR_KJ_PER_KG_K * config.server_delta_t_k)
+    served = config.crah_max_airflow_kg_s * 0.4 * (1.0 - np.array([0.3, 0.0, 0.1, 0.0]))
+    expected = np.maximum(np.maximum(demand - served, 0.0) / demand, config.min_recirculation)
+    np.testing.assert_allclose(out.recirculation, expected, rtol=1e-12)
+    assert expected[0] > expected[2] > expected[1]
 
 
 def test_a_tank_flow_beyond_full_is_full_flow():
