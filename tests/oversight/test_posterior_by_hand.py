@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from dcops.cluster.job_types import JOB_TYPES
@@ -62,7 +63,14 @@ def test_stated_features_of_a_small_record_by_hand():
     assert f["priority_surprisal_mean"] == pytest.approx(sum(surprisals) / 3)
     assert f["priority_surprisal_max"] == pytest.approx(max(surprisals))
     assert f["above_type_range_share"] == pytest.approx(1 / 3)
-    q = honest_model().types["hparam_sweep"].inflexible_prob
+    t = honest_model().types["hparam_sweep"]
+    excess = (0 - t.priority_mean) + (2 - t.priority_mean) + (1 - t.priority_mean)
+    assert f["priority_excess_mean"] == pytest.approx(excess / 3)
+    assert f["priority_excess_z"] == pytest.approx(excess / math.sqrt(3 * t.priority_var))
+    tight = sum(slack - t.slack_mean - t.slack_offsets[0] for slack in (4, 0, 1))
+    assert f["slack_tight_mean"] == pytest.approx(tight / 3)
+    assert f["slack_tight_z"] == pytest.approx(-tight / math.sqrt(3 * t.slack_var))
+    q = t.inflexible_prob
     assert f["inflexible_excess_mean"] == pytest.approx((1 - 3 * q) / 3)
     assert f["inflexible_z"] == pytest.approx((1 - 3 * q) / math.sqrt(3 * q * (1 - q)))
 
@@ -73,7 +81,10 @@ def test_one_request_already_gives_a_carbon_z():
     record.begin_window(0, [_request("a", 0, Priority.LOW, 5, 3.0, False)], [])
     q = honest_model().types["hparam_sweep"].inflexible_prob
     assert q * (1 - q) < 1.0
-    assert _features(record)["inflexible_z"] == pytest.approx((1 - q) / math.sqrt(q * (1 - q)))
+    f = _features(record)
+    assert f["inflexible_z"] == pytest.approx((1 - q) / math.sqrt(q * (1 - q)))
+    low = honest_priority_probs()["hparam_sweep"][0]  # the sweep's common level: surprisal under 1
+    assert f["priority_surprisal_max"] == pytest.approx(-math.log(low)) and -math.log(low) < 1.0
 
 
 def test_a_team_with_no_requests_yet_has_finite_features_at_the_honest_values():
@@ -87,13 +98,13 @@ def test_a_team_with_no_requests_yet_has_finite_features_at_the_honest_values():
 
 
 def test_audit_features_are_shrunk_toward_the_honest_values_by_two_pseudo_audits():
-    """Window 1 sees window 0's three audits. a: stated LOW, truly LOW, deadline as stated, truly flexible
-    (stated so), ran 2 h of a stated 3 h; b: stated HIGH, truly LOW (two above), the real deadline two windows
-    later, truly flexible but stated inflexible, ran 1.5 h; c: stated MEDIUM, truly LOW (one above), deadline
-    a window later, not flexible, true runtime 8 h (it never ran: realised 0 h)."""
-    reqs = [_request("a", 0, Priority.LOW, 5, 3.0, True), _request("b", 0, Priority.HIGH, 3, 1.5, False),
+    """Window 1 sees window 0's three audits. a: stated CRITICAL, truly LOW (three above), the real deadline
+    three windows later, truly flexible (stated so), ran 2 h of a stated 3 h; b: stated HIGH, truly LOW (two
+    above), two windows later, truly flexible but stated inflexible, ran 1.5 h; c: stated MEDIUM, truly LOW (one
+    above), a window later, not flexible, true runtime 8 h (it never ran: realised 0 h)."""
+    reqs = [_request("a", 0, Priority.CRITICAL, 5, 3.0, True), _request("b", 0, Priority.HIGH, 3, 1.5, False),
             _request("c", 0, Priority.MEDIUM, 4, 4.0, True)]
-    audits = [AuditRecord(reqs[0], 2.0, 5, True, 0, True, Priority.LOW, 2.0),
+    audits = [AuditRecord(reqs[0], 2.0, 8, True, 0, True, Priority.LOW, 2.0),
               AuditRecord(reqs[1], 1.5, 5, True, 0, True, Priority.LOW, 1.5),
               AuditRecord(reqs[2], 0.0, 5, False, 0, False, Priority.LOW, 8.0)]
     record = PublicRecord(["t"])
@@ -101,25 +112,55 @@ def test_audit_features_are_shrunk_toward_the_honest_values_by_two_pseudo_audits
     record.begin_window(1, [], audits)
     f = _features(record)
     a = 2.0
-    assert f["audits_log"] == pytest.approx(math.log(4.0))
-    assert f["audit_overstated_share"] == pytest.approx((2 + a * 0.05) / (3 + a))
-    assert f["audit_overstated_by_2_share"] == pytest.approx(1 / (3 + a))
-    assert f["audit_priority_excess_mean"] == pytest.approx((0 + 2 + 1) / (3 + a))
-    assert f["audit_deadline_later_share"] == pytest.approx((2 + a * 0.15) / (3 + a))
-    assert f["audit_deadline_gap_mean"] == pytest.approx((0 + 2 + 1) / (3 + a))
+    assert f["audits_log"] == pytest.approx(math.log(4.0)) and f["requests_per_window"] == 1.5
+    assert f["audit_overstated_share"] == pytest.approx((3 + a * 0.05) / (3 + a))
+    assert f["audit_overstated_by_2_share"] == pytest.approx(2 / (3 + a))
+    assert f["audit_priority_excess_mean"] == pytest.approx((3 + 2 + 1) / (3 + a))
+    assert f["audit_deadline_later_share"] == pytest.approx((3 + a * 0.15) / (3 + a))
+    assert f["audit_deadline_gap_mean"] == pytest.approx((3 + 2 + 1) / (3 + a))
     assert f["audit_hidden_flexibility_share"] == pytest.approx((1 + a * 0.08) / (2 + a))
     assert f["audit_runtime_log_ratio_mean"] == pytest.approx(
         (math.log(3.0 / 2.0) + math.log(1.5 / 1.5) + math.log(4.0 / 8.0)) / (3 + a))
 
 
 def test_a_version_0_audit_uses_the_realised_runtime_and_names_no_priority():
-    req = _request("a", 0, Priority.HIGH, 5, 3.0, True)
+    req, idle = _request("a", 0, Priority.HIGH, 5, 3.0, True), _request("b", 0, Priority.LOW, 5, 3.0, True)
     record = PublicRecord(["t"])
-    record.begin_window(0, [req], [])
-    record.begin_window(1, [], [AuditRecord(req, 1.5, 5, True, 0, True)])
+    assert record.window == -1
+    with pytest.raises(RuntimeError, match="begin_window"):
+        record.features("t")
+    record.begin_window(0, [req, idle], [])
+    record.begin_window(1, [], [AuditRecord(req, 1.5, 5, True, 0, True), AuditRecord(idle, 0.0, 5, True, 0, False)])
     f = _features(record)
-    assert f["audit_runtime_log_ratio_mean"] == pytest.approx(math.log(3.0 / 1.5) / 3.0)
+    # the job that never ran counts its runtime at the 1e-3 h floor
+    assert f["audit_runtime_log_ratio_mean"] == pytest.approx((math.log(3.0 / 1.5) + math.log(3.0 / 1e-3)) / 4.0)
     assert f["audit_overstated_share"] == pytest.approx(0.05)  # no priority audit: the honest value
+
+
+def test_detector_strengths_and_their_running_maxima():
+    """The monitor features are the shadow monitor's strengths at this window and their maxima so far: a burst of
+    CRITICAL sweeps in window 0 raises the priority strength, which falls back once they leave the scope while
+    its maximum stays."""
+    record = PublicRecord(["t"])
+    record.begin_window(0, [_request(f"r{i}", 0, Priority.CRITICAL, 9, 1.5, True) for i in range(4)], [])
+    first = _features(record)["z_priority"]
+    assert first > 3.0 and _features(record)["z_max_priority"] == first
+    for w in (1, 2, 3):
+        record.begin_window(w, [], [])
+    f = _features(record)
+    assert f["z_priority"] == 0.0 and f["z_max_priority"] == first
+
+
+def test_the_logistic_model_and_the_window_it_uses():
+    """P = σ(b + Σ β (x − m)/s) with the shipped weights, evaluated by hand; windows past the last trained index
+    use the last model."""
+    posterior = TeamPosterior.load()
+    model = posterior.models[0]
+    x = np.linspace(-1.0, 2.0, len(model.feature_names))
+    expected = model.intercept + float(np.sum(model.coef * (x - model.mean) / model.scale))
+    assert float(model.logit(x)) == pytest.approx(expected, rel=1e-12)
+    assert posterior.model_for(10_000) is posterior.models[-1] and posterior.model_for(0) is posterior.models[0]
+    assert len(posterior.models) >= 2
 
 
 def test_another_prior_scales_the_posterior_odds_by_the_ratio_of_prior_odds():
