@@ -77,3 +77,67 @@ def test_bad_load_profile_is_rejected_by_field():
         LoadProfile(pattern="sawtooth")
     with pytest.raises(ValueError, match="low"):
         LoadProfile(low=0.9, high=0.2)
+
+
+def test_random_faults_follow_their_seeded_draws_in_order():
+    """The seed contract (training environments replay faults from it): per kind, one uniform draw decides
+    whether it occurs, then its start (a uniform share of the horizon: 10–80 % for trips and fan failures, 0–50 %
+    for drift), its chiller or zone, then a trip lasts 0.5–2 h, a fan failure loses 25 % or 50 % of the zone's
+    units for 0.5–3 h, and a drift runs at 0.3–1.5 K/h, low or high with equal odds."""
+    horizon, zones, chillers = 43200.0, 3, 2
+    for seed in range(30):
+        got = random_faults(np.random.default_rng(seed), horizon, zones, chillers, 0.5, 0.5, 0.5)
+        rng = np.random.default_rng(seed)
+        expected = []
+        if rng.random() < 0.5:
+            start = rng.uniform(0.1, 0.8) * horizon
+            expected.append(ChillerTrip(start_s=start, chiller=int(rng.integers(chillers)),
+                                        duration_s=rng.uniform(0.5, 2.0) * 3600.0))
+        if rng.random() < 0.5:
+            start = rng.uniform(0.1, 0.8) * horizon
+            zone = int(rng.integers(zones))
+            lost = float(rng.choice([0.25, 0.5]))
+            expected.append(FanFailure(start_s=start, zone=zone, units_lost=lost,
+                                       duration_s=rng.uniform(0.5, 3.0) * 3600.0))
+        if rng.random() < 0.5:
+            start = rng.uniform(0.0, 0.5) * horizon
+            zone = int(rng.integers(zones))
+            sign = float(rng.choice([-1.0, 1.0]))
+            expected.append(SensorDrift(start_s=start, zone=zone, rate_k_per_h=sign * rng.uniform(0.3, 1.5)))
+        assert got == expected, seed
+
+
+def test_random_fault_parameters_cover_their_documented_ranges():
+    trips, fans, drifts = [], [], []
+    for seed in range(400):
+        for f in random_faults(np.random.default_rng(seed), 43200.0, 3, 2, 1.0, 1.0, 1.0):
+            {ChillerTrip: trips, FanFailure: fans, SensorDrift: drifts}[type(f)].append(f)
+    trip_h = np.array([f.duration_s for f in trips]) / 3600.0
+    fan_h = np.array([f.duration_s for f in fans]) / 3600.0
+    rates = np.array([f.rate_k_per_h for f in drifts])
+    assert 0.5 <= trip_h.min() < 0.55 and 1.95 < trip_h.max() <= 2.0
+    assert 0.5 <= fan_h.min() < 0.55 and 2.95 < fan_h.max() <= 3.0
+    assert {f.units_lost for f in fans} == {0.25, 0.5}
+    assert 0.3 <= np.abs(rates).min() < 0.33 and 1.45 < np.abs(rates).max() <= 1.5
+    assert 0.4 < np.mean(rates < 0) < 0.6
+    assert {f.chiller for f in trips} == {0, 1} and {f.zone for f in drifts} == {0, 1, 2}
+
+
+def test_a_restart_ramps_back_from_zero_at_its_own_rate():
+    """A trip at 150 s that ramps down over 600 s and restarts after 300 s: at the restart (450 s, a step's
+    middle) the unit is at 0, whatever the unfinished ramp-down, and climbs back over ``restart_ramp_s``."""
+    trip = ChillerTrip(start_s=150.0, ramp_s=600.0, duration_s=300.0, restart_ramp_s=600.0)
+    timeline = build_timeline([trip], n_steps=5, dt_s=300.0, n_zones=1, n_chillers=1)
+    np.testing.assert_allclose(timeline.chiller_available[:, 0], [1.0, 0.0, 0.5, 1.0, 1.0])
+
+
+@pytest.mark.parametrize(("duration_s", "restart_ramp_s", "expected"), [
+    (12.25, 0.5, [0.0, 0.0, 0.5, 1.0]),  # the third step's middle (2.5 s) is 0.25 s into a 0.5 s ramp
+    (12.5, 0.0, [0.0, 0.0, 0.0, 1.0]),  # an instant restart, at the third step's middle: 0 there, 1 after
+])
+def test_a_short_restart_ramp(duration_s, restart_ramp_s, expected):
+    """1 s steps, a unit down since before the start."""
+    trip = ChillerTrip(start_s=-10.0, ramp_s=1.0, duration_s=duration_s, restart_ramp_s=restart_ramp_s)
+    timeline = build_timeline([trip], n_steps=4, dt_s=1.0, n_zones=1, n_chillers=1)
+    assert np.all(np.isfinite(timeline.chiller_available))
+    np.testing.assert_allclose(timeline.chiller_available[:, 0], expected)
