@@ -11,14 +11,18 @@ import pytest
 from dcops.physics.auxiliaries import ancillary_kw, distribution_loss_kw, ups_loss_kw
 from dcops.physics.constants import CP_AIR_KJ_PER_KG_K, CP_WATER_KJ_PER_KG_K
 from dcops.physics.plant_types import PlantBoundary
-from dcops.physics.v2.backend import FLOATS
+from dcops.physics.v2.backend import ARRAYS, FLOATS
 from dcops.physics.v2.coil import coil_supply_floor_c
 from dcops.physics.v2.plant import step_plant_v2
+from dcops.physics.v2.servers import server_power_multiplier
 from dcops.physics.v2.tower import approach_at_range, tower_polynomial
 from dcops.physics.v2.types import PlantV2Config, PlantV2Control, initial_state_v2
 
 CONFIG = PlantV2Config.default()
 STORAGE = PlantV2Config.default(storage_minutes=60.0)
+FOUR = PlantV2Config.default(n_chillers=4, chiller_capacity_fraction=0.3)
+"""Four small chillers: one running gives the tower a quarter of its design water, so its L/G is low enough for
+the YorkCalc correlation to go below zero at a light load (the approach is then held at 0)."""
 Z = CONFIG.n_zones
 DT = 300.0
 
@@ -43,6 +47,10 @@ CASES = {
     "tank charging": (STORAGE, control(tank=0.8, econ=0.0, chw=8.0), boundary(load=0.4, dry=20.0, wet=14.0)),
     "no IT load": (CONFIG, control(), boundary(load=0.0)),
     "plant off, tower fan set": (CONFIG, control(econ=0.0, staged=0.0, tower=0.6), boundary(load=0.1)),
+    "winter, economiser off": (CONFIG, control(econ=0.0), boundary(dry=-5.0, wet=-7.0)),
+    "economiser at exactly 0.5 (off)": (CONFIG, control(econ=0.5), boundary(dry=-5.0, wet=-7.0)),
+    "four small units, light load": (FOUR, control(staged=1.0, econ=0.0, tower=1.0),
+                                     boundary(load=0.03, dry=18.0, wet=15.0, chillers=(1.0,) * 4)),
 }
 
 
@@ -113,6 +121,15 @@ def test_the_cases_reach_the_regimes_they_are_named_for():
     _, mild = _step(*CASES["mild, economiser and chillers"])
     assert float(mild.economiser_kw) > 0.0 and float(mild.chiller_load_kw) > 0.0
     assert 0.0 < float(mild.economiser_fraction) < 1.0
+    for case in ("winter, economiser off", "economiser at exactly 0.5 (off)"):
+        _, off = _step(*CASES[case])
+        assert float(off.economiser_kw) == 0.0 and float(off.chiller_load_kw) > 0.0
+    config, ctl, bnd = CASES["four small units, light load"]
+    _, light = _step(config, ctl, bnd)
+    flowing = max(float(light.chillers_on), 1.0)
+    polynomial = tower_polynomial(FLOATS, config.tower.design_water_flow_ratio, 15.0, flowing / 4, 1.0)
+    range_k = float(light.rejected_kw) / (flowing * config.cw_flow_per_chiller_kg_s * CP_WATER_KJ_PER_KG_K)
+    assert approach_at_range(FLOATS, polynomial, range_k) < 0.0 and float(light.tower_approach_k) == 0.0
     _, summer = _step(*CASES["summer, chillers"])
     assert float(summer.economiser_kw) == 0.0 and float(summer.chiller_load_kw) > 0.0
     _, discharging = _step(*CASES["tank discharging"])
@@ -309,6 +326,16 @@ def test_in_a_batch_a_plant_that_keeps_its_staging_keeps_counting():
     assert list(np.asarray(new.stage_timer_s)) == [DT, 5000.0 + DT]
 
 
+def test_no_minimum_run_time_after_a_stage_down():
+    """The minimum run time holds a stage-down right after a stage-up; right after a stage-down, the next one
+    goes through (2 → 1 → 0 in consecutive steps)."""
+    state = initial_state_v2(CONFIG, zone_temp_c=27.0, chw_supply_c=10.0, chillers_on=2.0)
+    state, out = step_plant_v2(CONFIG, state, control(staged=1.0), boundary(), DT)
+    assert float(out.chillers_on) == 1.0 and float(state.stage_timer_s) == DT < CONFIG.min_run_s
+    state, out = step_plant_v2(CONFIG, state, control(staged=0.0), boundary(), DT)
+    assert float(out.chillers_on) == 0.0
+
+
 def test_no_minimum_off_time_after_a_stage_up():
     """The minimum off time holds a stage-up right after a stage-down; right after a stage-up, the next one
     goes through (0 → 1 → 2 in consecutive steps)."""
@@ -394,7 +421,79 @@ def test_zone_inputs_batched_over_one_plants_controls():
     batched = PlantBoundary(loads[:, None] * np.full(Z, 250.0), b.outdoor_dry_bulb_c, b.outdoor_wet_bulb_c,
                             b.chiller_available, b.fan_units_alive)
     _, out = step_plant_v2(CONFIG, state, control(), batched, DT)
-    assert np.shape(out.inlet_c) == (2, Z)
+    assert np.shape(out.inlet_c) == (2, Z) and np.shape(out.fan_kw) == (2, Z)
+    assert np.asarray(out.fan_kw).flags.writeable  # a broadcast zone output is handed back as its own array
     for i, load in enumerate(loads):
         _, alone = step_plant_v2(CONFIG, state, control(), boundary(load=load), DT)
         np.testing.assert_allclose(np.asarray(out.inlet_c)[i], alone.inlet_c, rtol=1e-9)
+
+
+def test_a_barely_moving_zone_uses_the_series_for_its_mean_temperature():
+    """A whisper of air (x = (m·c_p + UA)·Δt/C below 1e-4): the coil's heat is m·c_p·(T̄ − T_s) with the step's
+    mean T̄ = T + drift·ψ, ψ = (1 − φ)/x = 1/2 − x/6 + x²/24 − x³/120 …"""
+    config = PlantV2Config.default(zone_envelope_ua_kw_per_k=np.full(Z, 0.001))
+    t0, dry, fan = 25.0, 25.0, 2e-5
+    state = initial_state_v2(config, zone_temp_c=t0, chw_supply_c=10.0)
+    _, out = step_plant_v2(config, state, control(fan=fan), boundary(load=0.2, dry=dry), DT)
+    mcp = float(out.airflow_kg_s[0]) * CP_AIR_KJ_PER_KG_K
+    cap, ts = float(config.zone_thermal_mass_kj_per_k[0]), float(out.supply_air_c[0])
+    x = (mcp + 0.001) * DT / cap
+    assert 0.0 < mcp and x < 1e-4
+    drift = (float(out.zone_it_kw[0]) + mcp * (ts - t0) + 0.001 * (dry - t0)) / cap * DT
+    psi = 0.5 - x / 6.0 + x * x / 24.0 - x ** 3 / 120.0
+    mean = t0 + drift * psi
+    assert float(out.coil_kw[0]) == pytest.approx(mcp * (mean - ts) + float(out.fan_kw[0]), rel=1e-13)
+
+
+def test_a_zone_colder_than_its_supply_air():
+    """A zone at 12 °C under 20 °C supply: its coil takes no heat from the loop (the return water is the supply
+    plus the pump's heat alone, never colder), and its inlet is the supply less the recirculated share."""
+    state = initial_state_v2(CONFIG, zone_temp_c=12.0, chw_supply_c=10.0)
+    _, out = step_plant_v2(CONFIG, state, control(fan=1.0, pump=1.0), boundary(load=0.05), DT)
+    assert float(np.sum(out.coil_kw)) < -float(out.chw_pump_kw)
+    water_cap = CONFIG.chw_design_flow_kg_s * CP_WATER_KJ_PER_KG_K
+    assert float(out.chw_return_c) == 10.0
+    ts, r, t1 = float(out.supply_air_c[0]), float(out.recirculation[0]), float(out.return_air_c[0])
+    assert t1 < ts and float(out.inlet_c[0]) == pytest.approx(ts + r * (t1 - ts), rel=1e-12)
+    assert water_cap > 0.0
+
+
+@pytest.mark.parametrize("wet", [-10.0, 5.0, 8.0, 10.0, 12.0, 25.0])
+def test_the_idle_economiser_fraction_follows_its_rule(wet):
+    """Nothing to remove: the fraction is 1 when the condenser water plus the HX approach makes the set-point."""
+    state = initial_state_v2(CONFIG, zone_temp_c=10.0, chw_supply_c=13.0)
+    _, out = step_plant_v2(CONFIG, state, control(chw=14.0, fan=0.0, pump=0.3),
+                           boundary(load=0.0, dry=wet + 2.0, wet=wet), DT)
+    assert float(out.heat_removed_kj) == 0.0
+    expected = 1.0 if float(out.cw_step_c) + CONFIG.hx_approach_k <= 14.0 else 0.0
+    assert float(out.economiser_fraction) == expected
+
+
+def test_server_power_follows_the_inlet_at_the_steps_start():
+    state = initial_state_v2(CONFIG, zone_temp_c=33.0, chw_supply_c=10.0)
+    _, out = step_plant_v2(CONFIG, state, control(fan=0.3), boundary(load=0.8), DT)
+    inlet = np.asarray(out.inlet_start_c)
+    assert inlet.min() > 25.0  # past the server fans' knee
+    np.testing.assert_allclose(out.zone_it_kw, 200.0 * server_power_multiplier(ARRAYS, CONFIG.servers, inlet),
+                               rtol=1e-12)
+
+
+def test_a_negative_fan_speed_moves_no_air_and_a_pump_beyond_full_in_a_batch_is_full():
+    state = initial_state_v2(CONFIG, zone_temp_c=27.0, chw_supply_c=10.0)
+    _, out = step_plant_v2(CONFIG, state, control(fan=-0.5), boundary(), DT)
+    assert np.all(np.asarray(out.airflow_kg_s) == 0.0) and np.all(np.asarray(out.fan_kw) == 0.0)
+    batch = lambda v: type(v)(*(np.asarray(getattr(v, k))[None, ...] for k in v.__dataclass_fields__))  # noqa: E731
+    _, full = step_plant_v2(CONFIG, batch(state), batch(control(pump=1.0)), batch(boundary()), DT)
+    _, beyond = step_plant_v2(CONFIG, batch(state), batch(control(pump=1.5)), batch(boundary()), DT)
+    assert float(beyond.chw_pump_kw[0]) == float(full.chw_pump_kw[0]) == pytest.approx(CONFIG.chw_pump_design_kw)
+
+
+def test_a_batch_through_chiller_availability_alone():
+    """One plant's inputs with availability for three plants (shape (3, N)): three plants, each as alone."""
+    state = initial_state_v2(CONFIG, zone_temp_c=27.0, chw_supply_c=10.0)
+    b = boundary(load=0.9)
+    available = np.array([[1.0, 1.0], [1.0, 0.0], [0.0, 0.0]])
+    batched = PlantBoundary(b.it_kw, b.outdoor_dry_bulb_c, b.outdoor_wet_bulb_c, available, b.fan_units_alive)
+    _, out = step_plant_v2(CONFIG, state, control(econ=0.0), batched, DT)
+    assert list(np.asarray(out.chillers_on)) == [2.0, 1.0, 0.0]
+    assert np.asarray(out.fan_kw).flags.writeable
