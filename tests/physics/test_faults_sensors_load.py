@@ -141,3 +141,54 @@ def test_a_short_restart_ramp(duration_s, restart_ramp_s, expected):
     timeline = build_timeline([trip], n_steps=4, dt_s=1.0, n_zones=1, n_chillers=1)
     assert np.all(np.isfinite(timeline.chiller_available))
     np.testing.assert_allclose(timeline.chiller_available[:, 0], expected)
+
+
+def test_a_trip_ramps_availability_down_linearly_at_each_steps_middle():
+    """Trip at 450 s over a 600 s ramp, 300 s steps (middles 150, 450, 750, …): 1, 1, 0.5, 0, 0, 0."""
+    timeline = build_timeline([ChillerTrip(start_s=450.0, chiller=1, ramp_s=600.0)], 6, 300.0, 2, 2)
+    np.testing.assert_allclose(timeline.chiller_available[:, 1], [1.0, 1.0, 0.5, 0.0, 0.0, 0.0])
+    np.testing.assert_array_equal(timeline.chiller_available[:, 0], 1.0)  # the other unit runs on
+
+
+@pytest.mark.parametrize(("ramp_s", "expected"), [(0.0, [1.0, 1.0, 1.0, 0.0]), (0.5, [1.0, 1.0, 0.5, 0.0])])
+def test_short_and_instant_trips(ramp_s, expected):
+    """1 s steps, a trip at 2.25 s (0.5 s ramp: half-way at the third middle, 2.5 s) or at 2.5 s (instant: still
+    up at that very instant, down after)."""
+    start = 2.25 if ramp_s else 2.5
+    timeline = build_timeline([ChillerTrip(start_s=start, ramp_s=ramp_s)], 4, 1.0, 1, 1)
+    assert np.all(np.isfinite(timeline.chiller_available))
+    np.testing.assert_allclose(timeline.chiller_available[:, 0], expected)
+
+
+def test_a_fan_failure_takes_its_share_of_units_for_its_duration():
+    """A quarter of zone 1's units fails from 600 s for 900 s: alive 0.75 at the middles in [600, 1500)."""
+    timeline = build_timeline([FanFailure(start_s=600.0, zone=1, units_lost=0.25, duration_s=900.0)], 6, 300.0, 2, 1)
+    np.testing.assert_allclose(timeline.fan_units_alive[:, 1], [1.0, 1.0, 0.75, 0.75, 0.75, 1.0])
+    np.testing.assert_array_equal(timeline.fan_units_alive[:, 0], 1.0)
+
+
+def test_a_drift_grows_at_its_rate_to_each_steps_end():
+    """−1.2 K/h from 450 s, read at the steps' ends (300, 600, 900 s): 0, −1.2·150/3600, −1.2·450/3600."""
+    timeline = build_timeline([SensorDrift(start_s=450.0, zone=0, rate_k_per_h=-1.2)], 3, 300.0, 2, 1)
+    np.testing.assert_allclose(timeline.inlet_sensor_offset_k[:, 0], [0.0, -1.2 * 150 / 3600, -1.2 * 450 / 3600],
+                               atol=1e-15)
+    np.testing.assert_array_equal(timeline.inlet_sensor_offset_k[:, 1], 0.0)
+
+
+@pytest.mark.parametrize("fault", [
+    ChillerTrip(0.0, chiller=-1), ChillerTrip(0.0, chiller=2), FanFailure(0.0, zone=-1), FanFailure(0.0, zone=3),
+    FanFailure(0.0, zone=0, units_lost=-0.1), FanFailure(0.0, zone=0, units_lost=1.1), SensorDrift(0.0, zone=-1),
+    SensorDrift(0.0, zone=3),
+])
+def test_a_fault_that_points_nowhere_is_refused(fault):
+    with pytest.raises(ValueError, match=type(fault).__name__):
+        build_timeline([fault], 2, 300.0, 3, 2)
+
+
+def test_faults_at_the_edges_of_the_plant_are_accepted():
+    faults = [ChillerTrip(0.0, chiller=0), ChillerTrip(0.0, chiller=1), FanFailure(0.0, zone=0, units_lost=0.0),
+              FanFailure(0.0, zone=2, units_lost=1.0), SensorDrift(0.0, zone=0), SensorDrift(0.0, zone=2)]
+    timeline = build_timeline(faults, 2, 300.0, 3, 2)
+    assert timeline.fan_units_alive[1, 2] == 0.0 and timeline.fan_units_alive[1, 0] == 1.0
+    with pytest.raises(TypeError, match="not a fault"):
+        build_timeline(["trip"], 2, 300.0, 3, 2)  # type: ignore[list-item]
