@@ -192,3 +192,66 @@ def test_faults_at_the_edges_of_the_plant_are_accepted():
     assert timeline.fan_units_alive[1, 2] == 0.0 and timeline.fan_units_alive[1, 0] == 1.0
     with pytest.raises(TypeError, match="not a fault"):
         build_timeline(["trip"], 2, 300.0, 3, 2)  # type: ignore[list-item]
+
+
+def _exact(pattern: str, **kw) -> LoadProfile:
+    return LoadProfile(pattern=pattern, noise=0.0, zone_spread=0.0, **kw)
+
+
+def test_load_patterns_by_hand_without_noise():
+    design = np.array([100.0, 200.0])
+    rng = np.random.default_rng(0)
+    steady = _exact("steady", low=0.3, high=0.9).generate(rng, design, 4, 3600.0, 0.0)
+    np.testing.assert_allclose(steady, np.outer(np.full(4, 0.6), design))
+    ramp = _exact("ramp", low=0.3, high=0.9).generate(rng, design, 4, 3600.0, 0.0)
+    np.testing.assert_allclose(ramp[:, 0], [30.0, 50.0, 70.0, 90.0])
+    # diurnal: high at the peak hour, low twelve hours away, the middle six hours away (hourly steps from 03:00)
+    diurnal = _exact("diurnal", low=0.3, high=0.9, peak_hour=15.0).generate(rng, design, 19, 3600.0, 3.0)
+    np.testing.assert_allclose(diurnal[[0, 6, 12, 18], 0], [30.0, 60.0, 90.0, 60.0], atol=1e-9)
+
+
+def test_spikes_jump_from_low_to_high_for_three_to_six_steps():
+    lengths = []
+    for seed in range(200):
+        load = _exact("spikes", low=0.3, high=0.9, spike_probability=0.01).generate(
+            np.random.default_rng(seed), np.array([100.0]), 400, 300.0, 0.0)[:, 0]
+        assert set(np.round(load, 9)) <= {30.0, 90.0}
+        high = np.concatenate([[0], (load > 50.0).astype(int), [0]])
+        edges = np.flatnonzero(np.diff(high))
+        starts, ends = edges[::2], edges[1::2]
+        lengths += list((ends - starts)[ends < 400])  # a spike cut short by the episode's end is left out
+    lengths = np.array(lengths)
+    assert len(lengths) > 300
+    assert lengths.min() == 3 and np.mean(lengths <= 6) > 0.95  # longer only where two spikes overlap
+    assert set(range(3, 7)) <= set(lengths.tolist())
+
+
+def test_zone_spread_and_noise_have_their_stated_spread():
+    rng = np.random.default_rng(5)
+    design = np.full(4000, 100.0)
+    spread = LoadProfile(pattern="steady", low=0.5, high=0.5, noise=0.0, zone_spread=0.05).generate(
+        rng, design, 2, 300.0, 0.0)
+    scale = spread[0] / 50.0
+    assert scale.mean() == pytest.approx(1.0, abs=0.01) and scale.std() == pytest.approx(0.05, abs=0.004)
+    np.testing.assert_allclose(spread[1], spread[0])  # one scale per zone, for the whole episode
+    noisy = LoadProfile(pattern="steady", low=0.5, high=0.5, noise=0.02, zone_spread=0.0).generate(
+        rng, np.array([100.0]), 4000, 300.0, 0.0)[:, 0] / 50.0
+    assert noisy.std() == pytest.approx(0.02, abs=0.002) and noisy.mean() == pytest.approx(1.0, abs=0.002)
+
+
+def test_load_fractions_are_clipped_to_five_percent_and_full_design():
+    idle = _exact("steady", low=0.0, high=0.0).generate(np.random.default_rng(0), np.array([100.0]), 3, 300.0, 0.0)
+    np.testing.assert_allclose(idle, 5.0)
+    full = LoadProfile(pattern="steady", low=1.0, high=1.0, noise=0.2, zone_spread=0.0).generate(
+        np.random.default_rng(0), np.array([100.0]), 200, 300.0, 0.0)
+    assert full.max() == 100.0 and full.min() < 100.0
+
+
+@pytest.mark.parametrize(("low", "high", "ok"), [(0.0, 0.0, True), (1.0, 1.0, True), (0.4, 0.4, True),
+                                                  (-0.1, 0.5, False), (0.5, 1.1, False), (0.6, 0.5, False)])
+def test_load_fractions_must_be_ordered_within_zero_and_one(low, high, ok):
+    if ok:
+        LoadProfile(low=low, high=high)
+    else:
+        with pytest.raises(ValueError, match="low <= high"):
+            LoadProfile(low=low, high=high)
