@@ -7,7 +7,7 @@ told is never exact. A forecast of a quantity ``x`` for lead ``h`` hours, issued
     x̂_k(h) = x_{k+h} · (1 + σ(h) · e_k)    (relative: carbon intensity, IT load)
     σ(h)   = σ₁ · √h
 
-where ``e`` is a unit-variance AR(1) series over the episode with correlation time ``correlation_hours`` (a
+where ``e`` is a unit-variance AR(1) series over the episode, correlation time ``correlation_hours`` = 3 h (a
 forecast that is wrong now is wrong in the same direction for a while: errors come from the weather system or the
 grid's dispatch, not from the clock), drawn independently per quantity and lead from the episode's generator.
 The √h growth is the usual random-walk picture of forecast error.

@@ -50,3 +50,43 @@ def test_a_perfect_forecast_is_the_truth_ahead_and_relative_errors_never_go_nega
 def test_bad_forecast_parameters_name_the_field(field, value):
     with pytest.raises(ValueError, match=field):
         ForecastModel(**{field: value})
+
+
+def test_the_default_forecast_errors_are_the_documented_skill():
+    """Module docstring: σ₁ = 0.4 K (wet-bulb), 3 % (carbon), 2 % (IT load) per √h, correlation time 3 h."""
+    model = ForecastModel()
+    assert (model.wet_bulb_sigma_k, model.carbon_sigma_fraction, model.load_sigma_fraction) == (0.4, 0.03, 0.02)
+    assert model.correlation_hours == 3.0
+
+
+def test_the_error_series_is_the_stated_recurrence():
+    """e_0 = s_0, e_i = ρ·e_(i−1) + √(1 − ρ²)·s_i with ρ = exp(−Δt/τ), over the generator's standard normals."""
+    shocks = np.random.default_rng(9).standard_normal(6)
+    rho = math.exp(-300.0 / (2.0 * 3600.0))
+    expected = [shocks[0]]
+    for s in shocks[1:]:
+        expected.append(rho * expected[-1] + math.sqrt(1.0 - rho * rho) * s)
+    np.testing.assert_allclose(unit_ar1(np.random.default_rng(9), 6, 300.0, 2.0), expected, rtol=1e-12)
+    np.testing.assert_array_equal(unit_ar1(np.random.default_rng(9), 6, 300.0, 0.0), shocks)  # no memory
+
+
+def test_forecasts_by_hand():
+    truth = np.array([10.0, 20.0, 30.0, 40.0, 50.0])
+    errors = np.array([0.5, -100.0, 1.0])
+    np.testing.assert_allclose(forecast(truth, 3, 2, 0.1, errors, relative=False), [30.05, 30.0, 50.1])
+    np.testing.assert_allclose(forecast(truth, 3, 2, 0.1, errors, relative=True), [30.0 * 1.05, 0.0, 50.0 * 1.1])
+    with pytest.raises(ValueError, match="truth needs 6 values for these forecasts, got 5"):
+        forecast(truth, 4, 2, 0.1, np.zeros(4), relative=False)
+
+
+@pytest.mark.parametrize(("lead_h", "steps"), [(0.01, 1), (0.1, 1), (0.125, 2), (0.2083, 2), (1.0, 12)])
+def test_leads_are_whole_steps_rounded_and_at_least_one(lead_h, steps):
+    """300 s steps: 36 s is less than a step (one step), 360 s is 1.2 (one), 450 s is 1.5 (two, rounding half to
+    even), 749.9 s is 2.4996 (two)."""
+    assert ForecastModel(leads_h=(lead_h,)).lead_steps(300.0) == (steps,)
+
+
+@pytest.mark.parametrize("leads", [(), (0.0,), (-1.0,), (math.inf,), (1.0, math.nan)])
+def test_leads_must_be_positive_hours(leads):
+    with pytest.raises(ValueError, match="leads_h must be positive hours"):
+        ForecastModel(leads_h=leads)
