@@ -7,7 +7,7 @@ import pytest
 
 from dcops.physics.faults import ChillerTrip, FanFailure, SensorDrift, build_timeline, random_faults
 from dcops.physics.it_load import LOAD_PATTERNS, LoadProfile
-from dcops.physics.sensors import SensorModel, draw_errors
+from dcops.physics.sensors import SensorErrors, SensorModel, draw_errors
 
 
 def test_chiller_trip_ramps_to_zero_and_restarts():
@@ -255,3 +255,19 @@ def test_load_fractions_must_be_ordered_within_zero_and_one(low, high, ok):
     else:
         with pytest.raises(ValueError, match="low <= high"):
             LoadProfile(low=low, high=high)
+
+
+def test_a_reading_is_the_truth_plus_bias_drift_and_noise():
+    errors = SensorErrors(noise_k=np.array([[0.05, -0.02], [0.1, 0.0]]), bias_k=np.array([0.3, -0.4]))
+    np.testing.assert_allclose(errors.report(1, np.array([20.0, 25.0]), drift_k=np.array([-1.0, 0.5])),
+                               [20.0 + 0.3 - 1.0 + 0.1, 25.0 - 0.4 + 0.5 + 0.0])
+    np.testing.assert_allclose(errors.report(0, np.array([20.0, 25.0])), [20.35, 24.58])  # no drift by default
+
+
+def test_sensor_errors_are_centred_with_their_stated_spreads_by_default():
+    """Defaults: 0.1 K of calibration bias per sensor and 0.1 K of noise per reading, both centred on the truth."""
+    assert (SensorModel().noise_std_k, SensorModel().bias_std_k) == (0.1, 0.1)
+    errors = draw_errors(SensorModel(), np.random.default_rng(3), 400, 500)
+    assert errors.bias_k.shape == (500,) and errors.noise_k.shape == (400, 500)
+    assert abs(errors.bias_k.mean()) < 0.015 and errors.bias_k.std() == pytest.approx(0.1, abs=0.01)
+    assert abs(errors.noise_k.mean()) < 0.002 and errors.noise_k.std() == pytest.approx(0.1, abs=0.002)
