@@ -300,3 +300,42 @@ def test_carbon_source_picks_the_grid_that_serves_the_site():
     assert carbon_source("CISO", "phoenix") == TypicalDayCarbon("CISO")
     own = HourlyCarbon(np.full(24, 50.0))
     assert carbon_source(own) is own
+
+
+def _csv_rows(name: str) -> list[dict[str, str]]:
+    import csv
+    from pathlib import Path
+
+    import dcops.physics
+
+    path = Path(dcops.physics.__file__).parent / "data" / name
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_profiles_hold_each_csv_row_at_its_month_and_hour():
+    """Checked against the shipped CSVs read here: every row lands at [month − 1, local hour]."""
+    from dcops.physics.profiles import resolve_region, resolve_site
+
+    for row in _csv_rows("climate_hourly_by_month.csv")[::97]:
+        profile = climate_profile(resolve_site(row["site"]))
+        m, h = int(row["month"]) - 1, int(row["local_hour"])
+        assert profile.dry_bulb_c[m, h] == float(row["dry_bulb_c"]) and profile.wet_bulb_c[m, h] == float(row["wet_bulb_c"])
+    for row in _csv_rows("carbon_intensity_hourly_by_month.csv")[::97]:
+        profile = carbon_profile(resolve_region(row["region"]))
+        m, h = int(row["month"]) - 1, int(row["local_hour"])
+        assert profile.mean_g_per_kwh[m, h] == float(row["mean_gco2_per_kwh"])
+        assert profile.p90_g_per_kwh[m, h] == float(row["p90_gco2_per_kwh"])
+
+
+def test_profile_tables_are_read_only_and_names_resolve_both_ways():
+    from dcops.physics.profiles import SITE_ALIASES, resolve_site
+
+    climate, carbon = climate_profile("phoenix"), carbon_profile("CISO")
+    for table in (climate.dry_bulb_c, climate.pressure_pa, carbon.mean_g_per_kwh, carbon.p10_g_per_kwh):
+        with pytest.raises(ValueError):
+            table[0, 0] = 0.0
+    full = SITE_ALIASES["phoenix"]
+    assert resolve_site("phoenix") == resolve_site(full) == full
+    with pytest.raises(KeyError, match="unknown climate"):
+        resolve_site("atlantis")
