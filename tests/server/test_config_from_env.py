@@ -85,3 +85,25 @@ def test_secrets_stay_out_of_the_repr(env):
     config = ServerConfig.from_env()
     text = repr(config)
     assert "very-secret-token" not in text and repr(config.episode_secret) not in text
+
+
+def test_the_dataclass_defaults_are_the_documented_ones_and_frozen(env):
+    """The same defaults whether built directly or from an empty environment, as ``dcops serve --help`` states
+    (64 sessions, 900 s idle, port 8000 on 0.0.0.0), with a 1 MiB body limit and no compression."""
+    import argparse
+    import dataclasses
+
+    from dcops.server.config import add_serve_arguments
+
+    direct, from_env = ServerConfig(), ServerConfig.from_env()
+    for name in ("max_sessions", "session_idle_s", "max_body_bytes", "workers", "ws_compression", "db_sync",
+                 "store_observations", "default_task", "operator_token", "ray_address"):
+        assert getattr(direct, name) == getattr(from_env, name), name
+    assert (direct.max_sessions, direct.session_idle_s, direct.max_body_bytes) == (64, 900.0, 1 << 20)
+    assert direct.ws_compression is False
+    parser = argparse.ArgumentParser()
+    add_serve_arguments(parser)
+    args = parser.parse_args([])
+    assert (args.host, args.port) == ("0.0.0.0", 8000)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        direct.max_sessions = 1  # type: ignore[misc]
