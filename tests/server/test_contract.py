@@ -159,6 +159,20 @@ def test_mcp_answers_json_rpc_even_to_an_empty_body(client):
     assert client.post("/mcp", json={"jsonrpc": "2.0", "method": "notifications/initialized"}).status_code == 202
 
 
+def test_mcp_errors_carry_the_json_rpc_2_codes(client):
+    """JSON-RPC 2.0: −32700 parse error (including a body that is not UTF-8), −32600 invalid request, −32601
+    method not found (a name that only starts like a known one too), −32602 invalid params."""
+    def error(**request):
+        return client.post("/mcp", **request).json()["error"]["code"]
+
+    assert error(content=b"{not json") == -32700 and error(content=b"\xff\xfe") == -32700
+    assert error(json=[{"jsonrpc": "2.0", "id": 1, "method": "ping"}]) == -32600
+    assert error(json={"jsonrpc": "2.0", "id": 1, "method": "tools/listing"}) == -32601
+    assert error(json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": [1]}) == -32602
+    ping = client.post("/mcp", json={"jsonrpc": "2.0", "id": "p", "method": "ping"}).json()
+    assert ping == {"jsonrpc": "2.0", "id": "p", "result": {}}
+
+
 def test_mcp_tools_play_an_episode(client):
     def call(name, arguments, rid):
         body = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
