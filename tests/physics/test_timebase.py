@@ -110,3 +110,21 @@ def test_the_daily_anomaly_has_its_spread_and_day_to_day_correlation_at_noons():
     assert v[:, 0].std() == pytest.approx(2.0, abs=0.08) and v[:, 2].std() == pytest.approx(2.0, abs=0.08)
     assert np.corrcoef(v[:, 0], v[:, 2])[0, 1] == pytest.approx(0.6, abs=0.04)
     np.testing.assert_allclose(v[:, 1], (v[:, 0] + v[:, 2]) / 2, atol=1e-12)
+
+
+def test_the_daily_anomaly_consumes_its_seeded_draws_in_order():
+    """The seed contract (weather and carbon draw one after the other from one generator): for an episode over
+    days 0..D the anomaly draws D + 3 standard normals, the noon of day d is node d + 1 of the AR(1) over them
+    (node 0 is the first draw), and the generator goes on right after them."""
+    start = datetime(2026, 4, 1)
+    hours = [12.0, 36.0, 60.0]  # the noons of days 0, 1 and 2
+    rng = np.random.default_rng(21)
+    values = daily_anomaly(rng, calendar_points(start, np.asarray(hours) * HOUR), 1.0, day_to_day_correlation=0.5)
+    shocks = np.random.default_rng(21).standard_normal(2 + 3)
+    nodes = [shocks[0]]
+    for s in shocks[1:]:
+        nodes.append(0.5 * nodes[-1] + np.sqrt(0.75) * s)
+    np.testing.assert_allclose(values, nodes[1:4], rtol=1e-12)
+    following = np.random.default_rng(21)
+    following.standard_normal(5)
+    assert rng.standard_normal() == following.standard_normal()
