@@ -271,3 +271,25 @@ def test_sensor_errors_are_centred_with_their_stated_spreads_by_default():
     assert errors.bias_k.shape == (500,) and errors.noise_k.shape == (400, 500)
     assert abs(errors.bias_k.mean()) < 0.015 and errors.bias_k.std() == pytest.approx(0.1, abs=0.01)
     assert abs(errors.noise_k.mean()) < 0.002 and errors.noise_k.std() == pytest.approx(0.1, abs=0.002)
+
+
+def test_fault_defaults():
+    """A trip of chiller 0 coasts down in 3 min and restarts over 10 min (when it has a duration); a fan failure
+    loses half the units; a drift reads low by 1 K/h (the dangerous direction); random faults occur with 30 %,
+    20 % and 30 % chance."""
+    import inspect
+
+    assert ChillerTrip(0.0) == ChillerTrip(0.0, chiller=0, ramp_s=180.0, duration_s=None, restart_ramp_s=600.0)
+    assert FanFailure(0.0, zone=0).units_lost == 0.5 and SensorDrift(0.0, zone=0).rate_k_per_h == -1.0
+    defaults = {k: p.default for k, p in inspect.signature(random_faults).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+    assert defaults == {"chiller_trip_probability": 0.3, "fan_failure_probability": 0.2,
+                        "sensor_drift_probability": 0.3}
+    for seed in range(20):
+        assert random_faults(np.random.default_rng(seed), 43200.0, 2, 2, 0.0, 0.0, 0.0) == []
+
+
+def test_a_fan_failure_window_includes_its_start_and_excludes_its_end():
+    """From 450 s for 600 s (ends at 1050 s), 300 s steps whose middles fall on both ends."""
+    timeline = build_timeline([FanFailure(start_s=450.0, zone=0, units_lost=0.5, duration_s=600.0)], 5, 300.0, 1, 1)
+    np.testing.assert_allclose(timeline.fan_units_alive[:, 0], [1.0, 0.5, 0.5, 1.0, 1.0])
