@@ -94,4 +94,5 @@ def test_airflow_uncertainty_ranges_are_ordered_within_zero_and_one(ranges):
 def test_an_initial_state_has_not_staged_yet_and_a_full_tank():
     state = initial_state_v2(PlantV2Config.default(storage_minutes=30.0), chw_supply_c=9.0)
     assert float(state.last_stage_direction) == 0.0 and float(state.tank_temp_c) == 9.0
+    assert float(state.cw_supply_c) == 25.0 and float(state.chillers_on) == 2.0  # every chiller staged
     assert float(state.stage_timer_s) >= 1e9 and math.isfinite(float(state.stage_timer_s))
