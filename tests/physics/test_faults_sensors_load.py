@@ -178,7 +178,7 @@ def test_a_drift_grows_at_its_rate_to_each_steps_end():
 @pytest.mark.parametrize("fault", [
     ChillerTrip(0.0, chiller=-1), ChillerTrip(0.0, chiller=2), FanFailure(0.0, zone=-1), FanFailure(0.0, zone=3),
     FanFailure(0.0, zone=0, units_lost=-0.1), FanFailure(0.0, zone=0, units_lost=1.1), SensorDrift(0.0, zone=-1),
-    SensorDrift(0.0, zone=3),
+    SensorDrift(0.0, zone=3), FanFailure(0.0, zone=5), SensorDrift(0.0, zone=5), ChillerTrip(0.0, chiller=4),
 ])
 def test_a_fault_that_points_nowhere_is_refused(fault):
     with pytest.raises(ValueError, match=type(fault).__name__):

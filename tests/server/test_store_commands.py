@@ -52,12 +52,14 @@ def test_prune_by_size_reports_what_it_deleted_in_megabytes(tmp_path, capsys):
     before = EpisodeStore(db)
     try:
         sizes = [e["uid"] for e in before.episodes()]
+        bytes_before = before._file_bytes()
     finally:
         before.close()
     assert main(["store", "prune", "--db", str(db), "--max-mb", "0"]) == 0
     text = capsys.readouterr().out
     assert f"deleted 3 ended episode(s) from {db}: " in text and "(running episodes kept)" in text
     before_mb, after_mb = (float(part.split()[0]) for part in text.split(": ")[1].split(" -> "))
+    assert f": {bytes_before / 1e6:.2f} MB -> " in text
     assert before_mb > after_mb > 0.0
     store = EpisodeStore(db)
     try:
