@@ -96,3 +96,28 @@ def test_an_initial_state_has_not_staged_yet_and_a_full_tank():
     assert float(state.last_stage_direction) == 0.0 and float(state.tank_temp_c) == 9.0
     assert float(state.cw_supply_c) == 25.0 and float(state.chillers_on) == 2.0  # every chiller staged
     assert float(state.stage_timer_s) >= 1e9 and math.isfinite(float(state.stage_timer_s))
+
+
+def test_a_coil_limited_by_its_water_takes_that_side_of_the_ua():
+    """A 20 K chilled-water rise (10 K coil approach): each zone's water capacity rate is below its air's, so
+    the design UA is NTU times the water side's share: C_w · design / total."""
+    c = PlantV2Config.default(zone_design_it_kw=[100.0, 300.0], n_zones=2, chw_design_delta_t_k=20.0,
+                              coil_design_approach_k=10.0)
+    chw_flow = 1.1 * 400.0 / (CP_WATER_KJ_PER_KG_K * 20.0)
+    water_cap = chw_flow * CP_WATER_KJ_PER_KG_K * np.array([100.0, 300.0]) / 400.0
+    air_cap = np.array([100.0, 300.0]) / 12.0
+    assert np.all(water_cap < air_cap)
+    ntu, _ = design_ntu(12.0, 10.0, 20.0)
+    np.testing.assert_allclose(c.coil_ua_design_kw_per_k, ntu * water_cap)
+
+
+@pytest.mark.parametrize(("kwargs", "ok"), [
+    ({"n_chillers": 0}, False), ({"n_chillers": 1}, True), ({"zone_design_it_kw": [0.0, 100.0], "n_zones": 2}, False),
+    ({"zone_design_it_kw": [-0.5, 100.0], "n_zones": 2}, False), ({"zone_design_it_kw": [0.5, 100.0], "n_zones": 2}, True),
+])
+def test_a_plant_needs_positive_zones_and_a_chiller(kwargs, ok):
+    if ok:
+        PlantV2Config.default(**kwargs)
+    else:
+        with pytest.raises(ValueError, match="zone_design_it_kw must be positive and n_chillers at least 1"):
+            PlantV2Config.default(**kwargs)
