@@ -73,6 +73,7 @@ def test_no_storage_minutes_no_tank(storage_minutes):
 
 @pytest.mark.parametrize(("field", "values"), [
     ("zone_bypass_fraction", [0.0, 0.1, 1.0, 0.0]), ("zone_bypass_fraction", [0.0, -0.1, 0.0, 0.0]),
+    ("zone_bypass_fraction", [0.0, 1.5, 0.0, 0.0]),
     ("zone_min_recirculation", [0.1, 0.1, 0.1]), ("zone_min_recirculation", [0.1, 0.1, 0.1, 0.1, 0.1]),
 ])
 def test_per_zone_airflow_fractions_must_be_one_per_zone_in_zero_to_one(field, values):
@@ -83,6 +84,7 @@ def test_per_zone_airflow_fractions_must_be_one_per_zone_in_zero_to_one(field, v
 
 @pytest.mark.parametrize("ranges", [
     {"bypass_range": (0.2, 0.1)}, {"bypass_range": (-0.1, 0.1)}, {"bypass_range": (0.1, 1.0)},
+    {"bypass_range": (0.1, 1.5)},
     {"recirculation_range": (0.5, 0.4)},
 ])
 def test_airflow_uncertainty_ranges_are_ordered_within_zero_and_one(ranges):
