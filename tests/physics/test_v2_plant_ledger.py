@@ -54,6 +54,12 @@ CASES = {
 }
 
 
+def _batched(value, shape=(1,)):
+    """A dataclass of plant inputs repeated over a batch of ``shape`` (every field gains those leading axes)."""
+    return type(value)(*(np.broadcast_to(np.asarray(getattr(value, k)), (*shape, *np.shape(getattr(value, k)))).copy()
+                         for k in value.__dataclass_fields__))
+
+
 def _step(config, ctl, bnd, steps=4, **state):
     s = initial_state_v2(config, zone_temp_c=state.pop("zone_temp_c", 27.0),
                          chw_supply_c=state.pop("chw_supply_c", float(ctl.chw_setpoint_c)), **state)
@@ -245,9 +251,8 @@ def test_a_zones_air_side_does_not_depend_on_the_other_zones():
     zones with moving air: each zone's outputs equal those of a plant whose zones all have moving air."""
     config = PlantV2Config.default(zone_envelope_ua_kw_per_k=np.full(Z, 0.001))
     state = initial_state_v2(config, zone_temp_c=27.0, chw_supply_c=10.0)
-    batch = lambda v: type(v)(*(np.asarray(getattr(v, k))[None, ...] for k in v.__dataclass_fields__))  # noqa: E731
-    _, mixed = step_plant_v2(config, batch(state), batch(control(fan=[0.0, 0.6, 0.8, 1.0])), batch(boundary()), DT)
-    _, moving = step_plant_v2(config, batch(state), batch(control(fan=[0.4, 0.6, 0.8, 1.0])), batch(boundary()), DT)
+    _, mixed = step_plant_v2(config, _batched(state), _batched(control(fan=[0.0, 0.6, 0.8, 1.0])), _batched(boundary()), DT)
+    _, moving = step_plant_v2(config, _batched(state), _batched(control(fan=[0.4, 0.6, 0.8, 1.0])), _batched(boundary()), DT)
     for name in ("inlet_c", "return_air_c", "coil_kw", "supply_air_c"):
         np.testing.assert_array_equal(np.asarray(getattr(mixed, name))[0, 1:], np.asarray(getattr(moving, name))[0, 1:])
 
@@ -257,12 +262,10 @@ def test_a_two_dimensional_batch_steps_each_plant_as_alone():
     loads = np.array([[0.2, 0.5, 0.8], [0.3, 0.6, 0.9]])
     chillers = np.array([[[1.0, 1.0], [1.0, 0.0], [0.0, 1.0]], [[1.0, 1.0], [0.0, 0.0], [1.0, 1.0]]])
     state = initial_state_v2(CONFIG, zone_temp_c=27.0, chw_supply_c=10.0)
-    grid = lambda v: type(v)(*(np.broadcast_to(np.asarray(getattr(v, k)), (2, 3, *np.shape(getattr(v, k)))).copy()  # noqa: E731
-                               for k in v.__dataclass_fields__))
-    b = grid(boundary())
+    b = _batched(boundary(), (2, 3))
     b = PlantBoundary(loads[..., None] * np.full(Z, 250.0), b.outdoor_dry_bulb_c, b.outdoor_wet_bulb_c, chillers,
                       b.fan_units_alive)
-    _, out = step_plant_v2(CONFIG, grid(state), grid(control()), b, DT)
+    _, out = step_plant_v2(CONFIG, _batched(state, (2, 3)), _batched(control(), (2, 3)), b, DT)
     for i in range(2):
         for j in range(3):
             alone = boundary(load=loads[i, j], chillers=tuple(chillers[i, j]))
@@ -387,8 +390,7 @@ def test_one_plant_steps_on_floats_and_a_batch_on_arrays():
     """One plant's plant-level outputs are numpy scalars (the float path); a batch's are arrays."""
     _, single = step_plant_v2(CONFIG, initial_state_v2(CONFIG), control(), boundary(), DT)
     assert type(single.cooling_kw) is np.float64 and type(single.chw_supply_c) is np.float64
-    batch = lambda v: type(v)(*(np.asarray(getattr(v, k))[None, ...] for k in v.__dataclass_fields__))  # noqa: E731
-    _, many = step_plant_v2(CONFIG, batch(initial_state_v2(CONFIG)), batch(control()), batch(boundary()), DT)
+    _, many = step_plant_v2(CONFIG, _batched(initial_state_v2(CONFIG)), _batched(control()), _batched(boundary()), DT)
     assert isinstance(many.cooling_kw, np.ndarray) and many.cooling_kw.shape == (1,)
 
 
@@ -480,9 +482,8 @@ def test_a_negative_fan_speed_moves_no_air_and_a_pump_beyond_full_in_a_batch_is_
     state = initial_state_v2(CONFIG, zone_temp_c=27.0, chw_supply_c=10.0)
     _, out = step_plant_v2(CONFIG, state, control(fan=-0.5), boundary(), DT)
     assert np.all(np.asarray(out.airflow_kg_s) == 0.0) and np.all(np.asarray(out.fan_kw) == 0.0)
-    batch = lambda v: type(v)(*(np.asarray(getattr(v, k))[None, ...] for k in v.__dataclass_fields__))  # noqa: E731
-    _, full = step_plant_v2(CONFIG, batch(state), batch(control(pump=1.0)), batch(boundary()), DT)
-    _, beyond = step_plant_v2(CONFIG, batch(state), batch(control(pump=1.5)), batch(boundary()), DT)
+    _, full = step_plant_v2(CONFIG, _batched(state), _batched(control(pump=1.0)), _batched(boundary()), DT)
+    _, beyond = step_plant_v2(CONFIG, _batched(state), _batched(control(pump=1.5)), _batched(boundary()), DT)
     assert float(beyond.chw_pump_kw[0]) == float(full.chw_pump_kw[0]) == pytest.approx(CONFIG.chw_pump_design_kw)
 
 
