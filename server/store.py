@@ -223,17 +223,21 @@ class EpisodeStore:
               now: float | None = None) -> dict[str, int]:
         """Delete ended episodes (never running ones): those started more than ``keep_days`` ago, then the oldest
         until the stored steps take at most ``max_bytes``; reclaim the space (``VACUUM``). Returns the episodes
-        deleted and the database file's size before and after, bytes."""
+        deleted, the database file's size before and after, bytes, and whether the space was returned
+        (``vacuumed``: False when a live server's writes kept ``VACUUM`` out; the space is then reused).
+
+        A step's stored size is the length of its JSON texts (observation where kept, info, action) plus 64 bytes
+        for the row: the measure ``max_bytes`` caps, the same whether observations are kept or only digested."""
         now = time.time() if now is None else now
         before = self._file_bytes()
         doomed: list[str] = []
         with self._lock:
             ended = self._db.execute(
-                "SELECT e.uid, e.started_at, COALESCE(SUM(LENGTH(s.observation) + LENGTH(s.info) + "
+                "SELECT e.uid, e.started_at, COALESCE(SUM(COALESCE(LENGTH(s.observation), 0) + LENGTH(s.info) + "
                 "COALESCE(LENGTH(s.action), 0) + 64), 0) FROM episodes e LEFT JOIN steps s ON s.uid = e.uid "
                 "WHERE e.status != 'running' GROUP BY e.uid ORDER BY e.started_at, e.rowid").fetchall()
             total = self._db.execute(
-                "SELECT COALESCE(SUM(LENGTH(observation) + LENGTH(info) + COALESCE(LENGTH(action), 0) + 64), 0) "
+                "SELECT COALESCE(SUM(COALESCE(LENGTH(observation), 0) + LENGTH(info) + COALESCE(LENGTH(action), 0) + 64), 0) "
                 "FROM steps").fetchone()[0]
         for uid, started_at, size in ended:
             old = keep_days is not None and started_at < now - keep_days * 86400.0
