@@ -7,7 +7,7 @@ imports the other's. Units are in the field names (°C, kW, kJ, kg/s); the equat
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
@@ -21,9 +21,21 @@ Array = NDArray[np.float64]
 
 @dataclass(frozen=True)
 class PlantConfig:
-    """Static description of a data hall and its cooling plant. Build one with :meth:`default`.
+    """Static description of a data hall and its cooling plant. Build one with :meth:`default`, which sizes every
+    field without a default from the zones' design IT load.
 
-    Zone arrays are shaped (Z,). Units are in the names.
+    Zone arrays are shaped (Z,). Units are in the names. The fields with defaults are the hall's physical
+    constants, the same for every size:
+
+    :param server_delta_t_k: air temperature rise across the servers, K (12 K, a typical rise; 10–20 K are
+        common); the servers draw ``m_IT = Q_IT / (cp·ΔT)`` of air, and :meth:`default` sizes the CRAHs on it.
+    :param min_recirculation: share of server inlet air that is recirculated hot air even with ample airflow.
+    :param coil_approach_k: the CRAH coil's approach, supply air over chilled water, K.
+    :param chw_design_delta_t_k: chilled-water rise from supply to return at design load and flow, K (6 K,
+        about 11 °F, the usual design); below the pumps' minimum speed the rise shrinks with the load.
+    :param tower_approach_k: cooling-tower approach to the wet-bulb, K.
+    :param hx_approach_k: the economiser heat exchanger's approach, K.
+    :param pump_min_speed: the pumps' minimum speed, fraction of design flow.
     """
 
     zone_design_it_kw: Array
@@ -31,23 +43,23 @@ class PlantConfig:
     zone_envelope_ua_kw_per_k: Array
     crah_max_airflow_kg_s: Array
     crah_fan_max_kw: Array
+    chiller_curves: ChillerCurves
+    n_chillers: int
+    chiller_reference_capacity_kw: float
+    loop_thermal_mass_kj_per_k: float
+    economiser_installed: bool
+    design_cooling_kw: float
+    tower_fan_design_kw: float
+    chw_pump_design_kw: float
+    cw_pump_design_kw: float
+    ups_rated_kw: float
     server_delta_t_k: float = 12.0
     min_recirculation: float = 0.02
     coil_approach_k: float = 3.0
-    chiller_curves: ChillerCurves = field(default_factory=lambda: CHILLER_TYPES["centrifugal"])
-    n_chillers: int = 2
-    chiller_reference_capacity_kw: float = 660.0
-    loop_thermal_mass_kj_per_k: float = 35_000.0
     chw_design_delta_t_k: float = 6.0
     tower_approach_k: float = 3.5
     hx_approach_k: float = 1.5
-    economiser_installed: bool = True
-    design_cooling_kw: float = 1_100.0
-    tower_fan_design_kw: float = 74.0
-    chw_pump_design_kw: float = 13.0
-    cw_pump_design_kw: float = 19.5
     pump_min_speed: float = 0.3
-    ups_rated_kw: float = 1_250.0
 
     @property
     def n_zones(self) -> int:
@@ -93,12 +105,15 @@ class PlantConfig:
         :param overrides: any other :class:`PlantConfig` field.
         """
         design = np.atleast_1d(np.asarray(zone_design_it_kw, dtype=np.float64))
+        if design.size == 0:
+            raise ValueError("zone_design_it_kw must give at least one zone's design IT load")
         if design.size == 1:
             design = np.full(n_zones, float(design[0]))
         if np.any(design <= 0):
             raise ValueError("zone_design_it_kw must be positive")
         total = float(design.sum())
-        design_airflow = design / (CP_AIR_KJ_PER_KG_K * 12.0)
+        server_delta_t_k = float(overrides.get("server_delta_t_k", cls.server_delta_t_k))  # type: ignore[arg-type]
+        design_airflow = design / (CP_AIR_KJ_PER_KG_K * server_delta_t_k)
         max_airflow = airflow_margin * design_airflow
         fan_max_kw = max_airflow / AIR_DENSITY_KG_PER_M3 * fan_pressure_kpa / fan_efficiency
         design_cooling = 1.1 * total  # IT plus fan heat, with a little margin

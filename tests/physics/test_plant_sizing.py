@@ -53,3 +53,50 @@ def test_the_initial_state_defaults():
     state = initial_state(PlantConfig.default())
     np.testing.assert_array_equal(state.zone_temp_c, 30.0)
     assert float(state.chw_supply_c) == 10.0
+
+
+def test_zones_need_at_least_one_design_load():
+    with pytest.raises(ValueError, match="zone_design_it_kw must give at least one zone"):
+        PlantConfig.default(zone_design_it_kw=[])
+
+
+def test_the_crahs_are_sized_on_the_servers_air_temperature_rise():
+    """A hall of 10 K servers needs 12/10 of the air of a hall of 12 K servers."""
+    warm, hot = PlantConfig.default(), PlantConfig.default(server_delta_t_k=10.0)
+    assert (warm.server_delta_t_k, hot.server_delta_t_k) == (12.0, 10.0)
+    np.testing.assert_allclose(hot.crah_max_airflow_kg_s, 1.3 * 250.0 / (CP_AIR_KJ_PER_KG_K * 10.0))
+    np.testing.assert_allclose(hot.crah_max_airflow_kg_s, warm.crah_max_airflow_kg_s * 1.2)
+
+
+def _one_step(config: PlantConfig, fan_speed: float, it_fraction: float, zone_c: float = 27.0):
+    from dcops.physics.plant import step_plant
+    from dcops.physics.plant_types import PlantBoundary, PlantControl
+
+    z = config.n_zones
+    control = PlantControl(np.full(z, fan_speed), np.full(z, 18.0), np.asarray(8.0), np.asarray(0.0))
+    boundary = PlantBoundary(it_fraction * config.zone_design_it_kw, np.asarray(30.0), np.asarray(22.0),
+                             np.ones(config.n_chillers), np.ones(z))
+    return step_plant(config, initial_state(config, zone_c, 9.0), control, boundary, 60.0)
+
+
+def test_recirculation_is_the_share_of_server_air_the_crahs_do_not_supply():
+    """README: servers draw m_IT = Q_IT / (cp·ΔT_server), ΔT_server = 12 K; short of it, the rest is hot air:
+    r = 1 − m/m_IT, floored at the 2 % minimum."""
+    config = PlantConfig.default()
+    _, out = _one_step(config, fan_speed=0.4, it_fraction=1.0)
+    demanded = 250.0 / (CP_AIR_KJ_PER_KG_K * 12.0)
+    np.testing.assert_allclose(out.recirculation, 1.0 - out.airflow_kg_s / demanded, rtol=1e-12)
+    assert np.all(out.recirculation > 0.3)  # 0.4 × 1.3 of the design flow: 48 % short
+    _, ample = _one_step(config, fan_speed=1.0, it_fraction=1.0)
+    np.testing.assert_allclose(ample.recirculation, 0.02)
+
+
+def test_the_chilled_water_returns_six_kelvin_warmer_at_design_flow():
+    """The return is the supply plus 6 K × load/flow, the flow held at or above the pumps' 30 % minimum."""
+    config = PlantConfig.default()
+    for it_fraction, fan_speed, zone_c in ((1.0, 1.0, 27.0), (0.1, 0.2, 19.0)):
+        _, out = _one_step(config, fan_speed, it_fraction, zone_c)
+        load = float(np.sum(out.coil_kw)) / config.design_cooling_kw
+        flow = max(load, 0.3)
+        assert float(out.chw_return_c) == pytest.approx(9.0 + 6.0 * load / flow, rel=1e-12)
+    assert flow == 0.3  # the low load ran below the pumps' minimum speed
