@@ -289,3 +289,29 @@ def test_a_fan_failure_window_includes_its_start_and_excludes_its_end():
     """From 450 s for 600 s (ends at 1050 s), 300 s steps whose middles fall on both ends."""
     timeline = build_timeline([FanFailure(start_s=450.0, zone=0, units_lost=0.5, duration_s=600.0)], 5, 300.0, 1, 1)
     np.testing.assert_allclose(timeline.fan_units_alive[:, 0], [1.0, 0.5, 0.5, 1.0, 1.0])
+
+
+def test_the_default_load_is_the_documented_one():
+    assert LoadProfile() == LoadProfile(pattern="diurnal", low=0.5, high=0.9, noise=0.02, zone_spread=0.05,
+                                        peak_hour=15.0, spike_probability=0.05)
+
+
+@pytest.mark.parametrize("pattern", ["spikes", "diurnal"])
+def test_the_load_follows_its_documented_draws_in_order(pattern):
+    """The seed contract of ``LoadProfile``: spike starts and lengths, then the zone scales, then the noise."""
+    profile = LoadProfile(pattern=pattern, low=0.3, high=0.8, noise=0.04, zone_spread=0.1, peak_hour=14.0,
+                          spike_probability=0.2)
+    design, n, dt, start_hour = np.array([100.0, 250.0, 40.0]), 30, 900.0, 5.5
+    got = profile.generate(np.random.default_rng(17), design, n, dt, start_hour)
+    rng = np.random.default_rng(17)
+    if pattern == "spikes":
+        base = np.full(n, 0.3)
+        for start in np.flatnonzero(rng.random(n) < 0.2):
+            base[start : start + int(rng.integers(3, 7))] = 0.8
+        assert 0.3 < base.mean() < 0.8  # the seed draws spikes, and not everywhere
+    else:
+        hours = start_hour + np.arange(n) * dt / 3600.0  # 05:30, 05:45, …
+        base = 0.3 + 0.5 * 0.5 * (1.0 + np.cos(2.0 * np.pi * (hours - 14.0) / 24.0))
+    scale = 1.0 + rng.normal(0.0, 0.1, size=3)
+    noise = 1.0 + rng.normal(0.0, 0.04, size=(n, 3))
+    np.testing.assert_allclose(got, np.clip(base[:, None] * scale * noise, 0.05, 1.0) * design, rtol=1e-12)
