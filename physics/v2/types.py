@@ -31,7 +31,18 @@ NEVER_STAGED_S = 1e9
 
 @dataclass(frozen=True)
 class PlantV2Config:
-    """A data hall and its v2 plant. Build one with :meth:`default` (sized like plant v0's default)."""
+    """A data hall and its v2 plant. Build one with :meth:`default` (sized like plant v0's default), which sizes
+    every field without a default. The fields with defaults are the same for every size:
+
+    :param n_chillers: identical chillers.
+    :param min_run_s: a chiller staged on runs at least this long before it may be staged off (30 min), and
+    :param min_off_s: one staged off stays off at least this long (15 min): the compressor's anti-cycling
+        timers.
+    :param server_delta_t_k: air temperature rise across the servers at design, K (12 K, as plant v0's).
+    :param min_recirculation: share of server inlet air that is recirculated hot air even with ample airflow.
+    :param pump_min_speed: the pumps' minimum speed, fraction of design flow.
+    :param hx_approach_k: the economiser heat exchanger's approach, K.
+    """
 
     zone_design_it_kw: Array
     zone_thermal_mass_kj_per_k: Array
@@ -98,18 +109,21 @@ class PlantV2Config:
         ``storage_minutes`` over an 8 K span (``storage.ChilledWaterTank.sized``), its pump priced like the loop's.
         """
         design = np.atleast_1d(np.asarray(zone_design_it_kw, dtype=np.float64))
+        if design.size == 0:
+            raise ValueError("zone_design_it_kw must give at least one zone's design IT load")
         if design.size == 1:
             design = np.full(n_zones, float(design[0]))
         if np.any(design <= 0) or n_chillers < 1:
             raise ValueError("zone_design_it_kw must be positive and n_chillers at least 1")
         total = float(design.sum())
-        design_airflow = design / (CP_AIR_KJ_PER_KG_K * 12.0)
+        server_delta_t_k = float(overrides.get("server_delta_t_k", cls.server_delta_t_k))  # type: ignore[arg-type]
+        design_airflow = design / (CP_AIR_KJ_PER_KG_K * server_delta_t_k)
         max_airflow = airflow_margin * design_airflow
         design_cooling = 1.1 * total
         chiller = LiftChiller(reference_capacity_kw=chiller_capacity_fraction * design_cooling, rated_cop=rated_cop)
         unit_rejection = chiller.reference_capacity_kw * (1.0 + 1.0 / rated_cop)
         rejection = n_chillers * unit_rejection
-        ntu, _ = design_ntu(12.0, coil_design_approach_k, chw_design_delta_t_k)
+        ntu, _ = design_ntu(server_delta_t_k, coil_design_approach_k, chw_design_delta_t_k)
         air_cap = design_airflow * CP_AIR_KJ_PER_KG_K
         chw_flow = design_cooling / (CP_WATER_KJ_PER_KG_K * chw_design_delta_t_k)
         pump_kw_per_kg_s = 0.012 * design_cooling / chw_flow
@@ -262,9 +276,9 @@ class AirflowUncertainty:
     :param bypass_range: the fraction of CRAH air that returns without reaching a server (leaks through cable
         cut-outs, gaps and misplaced perforated tiles), uniform in this range. Surveys of uncontained rooms found
         far more (Upsite Technologies' audits: about half the supply air bypassing on average); the default
-        range is a reasonably contained hall.
+        range, 0–20 %, is a reasonably contained hall.
     :param recirculation_range: the floor of hot-air recirculation into the server inlets whatever the airflow
-        (the nameplate: ``min_recirculation``), uniform in this range.
+        (the nameplate: ``min_recirculation``), uniform in this range (default 2–8 %).
     """
 
     bypass_range: tuple[float, float] = (0.0, 0.2)

@@ -123,3 +123,33 @@ def test_a_plant_needs_positive_zones_and_a_chiller(kwargs, ok):
     else:
         with pytest.raises(ValueError, match="zone_design_it_kw must be positive and n_chillers at least 1"):
             PlantV2Config.default(**kwargs)
+
+
+def test_the_hall_constants_are_the_documented_ones():
+    c = PlantV2Config.default()
+    assert (c.min_run_s, c.min_off_s) == (30 * 60.0, 15 * 60.0)  # the anti-cycling timers
+    assert (c.server_delta_t_k, c.min_recirculation, c.pump_min_speed, c.hx_approach_k) == (12.0, 0.02, 0.3, 1.5)
+    assert AirflowUncertainty() == AirflowUncertainty(bypass_range=(0.0, 0.2), recirculation_range=(0.02, 0.08))
+
+
+def test_zones_need_at_least_one_design_load():
+    with pytest.raises(ValueError, match="zone_design_it_kw must give at least one zone"):
+        PlantV2Config.default(zone_design_it_kw=[])
+
+
+def test_hotter_servers_need_less_air_and_a_coil_sized_for_their_air_drop():
+    """A 10 K server rise: 12/10 of the air of the 12 K hall, and the coil's design NTU for a 10 K air drop."""
+    c = PlantV2Config.default(server_delta_t_k=10.0)
+    airflow = 250.0 / (CP_AIR_KJ_PER_KG_K * 10.0)
+    np.testing.assert_allclose(c.crah_max_airflow_kg_s, 1.3 * airflow)
+    ntu, _ = design_ntu(10.0, 3.0, 6.0)
+    np.testing.assert_allclose(c.coil_ua_design_kw_per_k,
+                               ntu * np.minimum(airflow * CP_AIR_KJ_PER_KG_K, c.coil_water_capacity_design_kw_per_k))
+
+
+def test_the_storage_pump_is_priced_like_the_chilled_water_pump():
+    """The docstring: the tank's pump costs what the loop's pump costs per kg/s of water moved."""
+    c = PlantV2Config.default(storage_minutes=45.0)
+    per_kg_s = c.chw_pump_design_kw / c.chw_design_flow_kg_s  # 0.012 × 1100 kW over the 6 K design flow
+    assert c.tank.pump_kw == pytest.approx(per_kg_s * c.tank.max_flow_kg_s, rel=1e-12)
+    assert per_kg_s == pytest.approx(0.012 * CP_WATER_KJ_PER_KG_K * 6.0, rel=1e-12)
