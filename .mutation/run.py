@@ -232,8 +232,8 @@ class Mutant:
     def changed(self) -> tuple[str, str]:
         """The removed and the added lines of the diff, stripped (how equivalent.toml names a mutant)."""
         body = [line for line in self.diff.splitlines() if not line.startswith(("---", "+++"))]
-        return ("\n".join(line[1:].strip() for line in body if line.startswith("-")),
-                "\n".join(line[1:].strip() for line in body if line.startswith("+")))
+        return ("\n".join(line[1:].strip() for line in body if line.startswith("-")).strip(),
+                "\n".join(line[1:].strip() for line in body if line.startswith("+")).strip())
 
 
 @dataclass
