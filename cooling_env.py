@@ -422,7 +422,7 @@ def _make(spec: CoolingTaskSpec, overrides: dict[str, Any]) -> CoolingEnv:
 
 
 def single_zone_recovery_spec() -> CoolingTaskSpec:
-    """Easy: one 250 kW zone recovering from a chilled-water excursion (2 h)."""
+    """Easy: one 250 kW zone recovering from a chilled-water excursion (2 h from 13:00, a day in 10–30 June)."""
     return CoolingTaskSpec(
         task_id="cooling/single_zone_recovery",
         plant=PlantConfig.default(n_zones=1, zone_design_it_kw=250.0),
@@ -439,7 +439,7 @@ def single_zone_recovery_spec() -> CoolingTaskSpec:
 
 
 def drift_one_zone(rng: np.random.Generator) -> list[Fault]:
-    """One of the three zones' inlet sensor drifts low from the first hours (the dangerous direction)."""
+    """One of the three zones' inlet sensor drifts low (the dangerous direction), 0.5–1.2 K/h from 0.5–3 h in."""
     return [
         SensorDrift(
             start_s=float(rng.uniform(0.5, 3.0) * 3600.0),
@@ -450,7 +450,7 @@ def drift_one_zone(rng: np.random.Generator) -> list[Fault]:
 
 
 def multi_zone_sensor_drift_spec() -> CoolingTaskSpec:
-    """Medium: three zones of weights 3:2:1, diurnal load, one drifting inlet sensor (12 h)."""
+    """Medium: three zones of weights 3:2:1, diurnal load, one drifting inlet sensor (12 h from 06:00, 1–31 May)."""
     return CoolingTaskSpec(
         task_id="cooling/multi_zone_sensor_drift",
         plant=PlantConfig.default(zone_design_it_kw=[300.0, 250.0, 200.0]),
@@ -478,7 +478,7 @@ def _cascading_trips(rng: np.random.Generator) -> list[Fault]:
 
 
 def cascading_chiller_failure_spec() -> CoolingTaskSpec:
-    """Hard: four zones (4:4:2:1), Dallas July afternoon, two chillers trip in cascade (8 h)."""
+    """Hard: four zones (4:4:2:1), Dallas July afternoon, two chillers trip in cascade (8 h from 11:00, 10–30 July)."""
     return CoolingTaskSpec(
         task_id="cooling/cascading_chiller_failure",
         plant=PlantConfig.default(n_zones=4, zone_design_it_kw=250.0, n_chillers=3, chiller_capacity_fraction=0.45),

@@ -122,7 +122,9 @@ def test_an_env_without_a_render_mode_renders_nothing():
 
 @pytest.mark.parametrize(("overrides", "message"), [
     ({"zone_names": ("a", "b")}, "zone_names and zone_weights need 1 entries"),
+    ({"zone_names": ()}, "zone_names and zone_weights need 1 entries"),
     ({"zone_weights": (1.0, 1.0)}, "zone_names and zone_weights need 1 entries"),
+    ({"zone_weights": ()}, "zone_names and zone_weights need 1 entries"),
     ({"n_steps": 0}, "n_steps must be >= 1 and dt_s > 0"),
     ({"dt_s": -60.0}, "n_steps must be >= 1 and dt_s > 0"),
     ({"dt_s": 0.0}, "n_steps must be >= 1 and dt_s > 0"),
@@ -134,6 +136,7 @@ def test_a_task_spec_that_cannot_run_is_refused(overrides, message):
 
     with pytest.raises(ValueError, match=message):
         replace(single_zone_recovery_spec(), **overrides)
+    replace(single_zone_recovery_spec(), dt_s=0.5, n_steps=1)  # any positive step length and step count
 
 
 def test_the_task_spec_defaults_are_the_documented_ones():
@@ -146,3 +149,169 @@ def test_the_task_spec_defaults_are_the_documented_ones():
     assert (spec.n_steps, spec.dt_s, spec.start_jitter_days) == (144, 300.0, 0)
     assert spec.start == datetime(2026, 7, 15, 6, 0)
     assert (spec.initial_zone_temp_c, spec.initial_chw_c) == (30.0, 12.0)
+
+
+@pytest.mark.parametrize(("task", "first_day", "days", "clock"), [
+    ("cooling/single_zone_recovery", datetime(2026, 6, 10), 21, (13, 0)),
+    ("cooling/multi_zone_sensor_drift", datetime(2026, 5, 1), 31, (6, 0)),
+    ("cooling/cascading_chiller_failure", datetime(2026, 7, 10), 21, (11, 0)),
+])
+def test_each_task_starts_at_its_documented_hour_on_a_day_drawn_from_its_range(task, first_day, days, clock):
+    """The factories' docstrings: the start hour, and a day anywhere in the stated range (the first draw of the
+    episode's generator picks it), every day of it reachable."""
+    env = dcops.make_env(task)
+    seen = set()
+    for seed in range(150):
+        _, info = env.reset(seed=seed)
+        start = datetime.fromisoformat(info["time"])
+        day = int(np.random.default_rng(seed).integers(0, days))
+        assert start == first_day.replace(hour=clock[0], minute=clock[1]) + timedelta(days=day)
+        seen.add(day)
+    assert seen == set(range(days))
+
+
+def test_the_cascading_trips_are_the_documented_ones_drawn_from_the_seed():
+    """Chiller 0 trips at 2 h ± 20 min (one uniform draw) with a 3 min ramp and restarts after 60 min; chiller 1
+    trips 15 min later, same ramp, for 30 min."""
+    from dcops.cooling_env import _cascading_trips
+
+    for seed in range(20):
+        trips = _cascading_trips(np.random.default_rng(seed))
+        first = 2 * 3600.0 + np.random.default_rng(seed).uniform(-20 * 60.0, 20 * 60.0)
+        assert [(t.chiller, t.start_s, t.ramp_s, t.duration_s) for t in trips] == [
+            (0, first, 180.0, 3600.0), (1, first + 900.0, 180.0, 1800.0)]
+
+
+def test_the_drifting_sensor_is_the_documented_one_drawn_from_the_seed():
+    """One of three zones, 0.5–1.2 K/h low, from 0.5–3 h in: a start, a zone, a rate, drawn in that order."""
+    from dcops.cooling_env import drift_one_zone
+
+    for seed in range(20):
+        (drift,) = drift_one_zone(np.random.default_rng(seed))
+        rng = np.random.default_rng(seed)
+        start = rng.uniform(0.5, 3.0) * 3600.0
+        zone = int(rng.integers(3))
+        assert (drift.start_s, drift.zone, drift.rate_k_per_h) == (start, zone, -rng.uniform(0.5, 1.2))
+
+
+def test_weather_and_carbon_are_read_at_each_steps_middle_in_the_seeds_order():
+    """The seed contract: without a start jitter, the weather draws first from the episode's generator, then the
+    grid carbon; each is the value at the middle of its step (an odd step length shows the half second)."""
+    from dcops.physics.carbon import carbon_source
+    from dcops.physics.weather import weather_source
+
+    env = dcops.make_env("cooling/single_zone_recovery", start_jitter_days=0, dt_s=301.0)
+    env.reset(seed=5)
+    unwrapped, spec = env.unwrapped, env.unwrapped.task
+    middles = np.arange(spec.n_steps) * 301.0 + 150.5
+    rng = np.random.default_rng(5)
+    weather = weather_source(spec.climate).series(spec.start, middles, rng)
+    carbon = carbon_source(spec.grid_region, spec.climate).series(spec.start, middles, rng)
+    np.testing.assert_array_equal(unwrapped._dry_bulb, weather.dry_bulb_c)
+    np.testing.assert_array_equal(unwrapped._wet_bulb, weather.wet_bulb_c)
+    np.testing.assert_array_equal(unwrapped._carbon_g_per_kwh, carbon)
+
+
+def test_a_start_off_the_hour_moves_the_hour_features_by_its_minutes():
+    env = dcops.make_env("cooling/single_zone_recovery", start=datetime(2026, 6, 10, 13, 30), start_jitter_days=0)
+    obs, _ = env.reset(seed=0)
+    hour = 13.5 + 300.0 / 3600.0  # the end of the step about to be played (see the first test)
+    assert obs[5 + 6] == pytest.approx(math.sin(2 * math.pi * hour / 24), abs=1e-6)
+    assert obs[5 + 7] == pytest.approx(math.cos(2 * math.pi * hour / 24), abs=1e-6)
+
+
+def test_before_any_step_the_observation_reports_no_last_step_and_the_score_no_violation():
+    env = dcops.make_env("cooling/multi_zone_sensor_drift")
+    obs, _ = env.reset(seed=1)
+    plant = obs[15:]
+    assert (plant[2], plant[9], plant[10]) == (0.0, 0.0, 0.0)  # economiser share, cooling over IT, PUE
+    assert 0.6 <= env.unwrapped.score() <= 1.0  # no violation yet: T = 1, and the score stays in [0, 1]
+
+
+def test_the_chillers_available_are_a_fraction_of_the_units():
+    env = dcops.make_env("cooling/cascading_chiller_failure")
+    env.reset(seed=2)
+    unwrapped = env.unwrapped
+    n = unwrapped.task.n_steps
+    action = np.array([0.8] * 4 + [18.0] * 4 + [7.0, 0.0], dtype=np.float32)
+    fractions = []
+    for k in range(n):
+        obs, *_ = env.step(action)
+        fractions.append(float(obs[5 * 4 + 1]))
+        expected = unwrapped._timeline.chiller_available[min(k + 1, n - 1)].sum() / 3
+        assert fractions[-1] == pytest.approx(expected, abs=1e-6)
+    assert min(fractions) < 0.5 and any(0.0 < f < 1.0 and f not in (1 / 3, 2 / 3) for f in fractions)
+
+
+def test_a_drift_that_starts_at_once_shows_in_the_first_reading():
+    from dcops.physics.faults import SensorDrift
+    from dcops.physics.sensors import SensorModel
+
+    env = dcops.make_env("cooling/single_zone_recovery", diagnostics=True, sensor_model=SensorModel(0.0, 0.0),
+                         faults=(SensorDrift(start_s=0.0, zone=0, rate_k_per_h=-12.0),))
+    obs, info = env.reset(seed=0)
+    assert obs[0] == pytest.approx(info["inlet_c"][0], abs=1e-5)  # no drift yet at the start
+    obs, _, _, _, info = env.step(ACTION)
+    assert obs[0] == pytest.approx(info["inlet_c"][0] - 1.0, abs=1e-5)  # 12 K/h for 5 min
+
+
+def test_the_env_hides_the_diagnostics_unless_asked_and_takes_keyword_arguments_only():
+    from dcops.cooling_env import CoolingEnv, single_zone_recovery_spec
+
+    env = CoolingEnv(single_zone_recovery_spec())
+    _, info = env.reset(seed=0)
+    assert "inlet_c" not in info and "faults" not in info
+    _, _, _, _, info = env.step(ACTION)
+    assert "inlet_c" not in info and "violation_minutes_27" not in info
+    with pytest.raises(TypeError):
+        env.reset(0)  # Gymnasium's reset takes seed and options by keyword only
+    with pytest.raises(RuntimeError, match="call reset"):
+        CoolingEnv(single_zone_recovery_spec()).step(ACTION)
+
+
+def test_an_episode_ends_at_its_last_step_and_then_refuses_to_step():
+    env = dcops.make_env("cooling/single_zone_recovery", n_steps=3)
+    env.reset(seed=0)
+    assert [env.step(ACTION)[2] for _ in range(3)] == [False, False, True]
+    with pytest.raises(RuntimeError, match="episode is over"):
+        env.step(ACTION)
+
+
+def test_task_specs_and_results_are_frozen():
+    from dataclasses import FrozenInstanceError
+
+    from dcops.cooling_env import EpisodeResult, single_zone_recovery_spec
+
+    with pytest.raises(FrozenInstanceError):
+        single_zone_recovery_spec().n_steps = 5  # type: ignore[misc]
+    with pytest.raises(FrozenInstanceError):
+        EpisodeResult("t", "c", 0, 0.5, -1.0, {}).score = 1.0  # type: ignore[misc]
+
+
+def test_small_totals_by_the_formulas():
+    """Below 1 kWh of IT energy the PUE and the energy score are still the ratios of the docstring."""
+    from dcops.cooling_env import EpisodeTotals, thermal_and_energy_score
+
+    assert EpisodeTotals(it_kwh=0.5, facility_kwh=0.6).as_dict()["pue"] == pytest.approx(1.2)
+    assert thermal_and_energy_score(0.25, 0.05, 0.5) == pytest.approx(0.75 * (0.6 + 0.4 * (1 - 0.1 / 0.5)))
+    empty = EpisodeTotals().as_dict()
+    assert empty["max_inlet_rate_k_per_h"] == 0.0
+    assert empty["minutes_above_27"] == empty["minutes_above_32"] == empty["minutes_below_18"] == []
+
+
+def test_run_controller_sums_the_rewards_of_the_episode_it_plays():
+    from dcops.cooling_env import run_controller
+
+    class Fixed:
+        def reset(self, context):
+            self.context = context
+
+        def act(self, observation):
+            return ACTION
+
+    result = run_controller(dcops.make_env("cooling/single_zone_recovery"), Fixed(), seed=4)
+    env = dcops.make_env("cooling/single_zone_recovery")
+    env.reset(seed=4)
+    rewards = [env.step(ACTION)[1] for _ in range(env.unwrapped.task.n_steps)]
+    assert result.total_reward == pytest.approx(sum(rewards), rel=1e-12)
+    assert result.score == pytest.approx(env.unwrapped.score(), rel=1e-12)
