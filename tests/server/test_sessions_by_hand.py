@@ -156,3 +156,68 @@ def test_a_session_is_a_plain_session_object_by_default():
     manager = _manager()
     session = manager.create(HTTP)
     assert isinstance(session, Session) and session.transport == HTTP and not session.closed
+
+
+def test_fresh_seeds_are_drawn_from_the_whole_31_bit_range():
+    session = _manager().create(HTTP)
+    seeds = [session.reset()["metadata"]["seed"] for _ in range(12)]
+    assert len(set(seeds)) == 12 and max(seeds) > 2**20
+
+
+def test_a_switch_back_to_an_earlier_task_plays_that_task_too():
+    manager = _manager()
+    switched, fresh = manager.create(HTTP), manager.create(HTTP)
+    switched.reset(task=TASK, seed=6)
+    assert switched.reset(task=OTHER_TASK, seed=6)["observation"] == fresh.reset(task=OTHER_TASK, seed=6)["observation"]
+
+
+@pytest.mark.parametrize(("method", "error"), [("make_env", ValueError), ("make_env", TypeError),
+                                               ("reset", ValueError), ("reset", TypeError)])
+def test_options_the_environment_refuses_are_a_validation_error_naming_options(monkeypatch, method, error):
+    from dcops.server.adapters import CoolingAdapter
+
+    def refuse(*args, **kwargs):
+        raise error("no such combination")
+
+    monkeypatch.setattr(CoolingAdapter, method, refuse)
+    session = _manager().create(HTTP)
+    with pytest.raises(ApiError) as caught:
+        session.reset(seed=1)
+    assert (caught.value.status, caught.value.code, caught.value.field) == (422, "VALIDATION_ERROR", "options")
+    assert caught.value.message == "options: no such combination"
+
+
+def test_a_step_after_the_end_is_refused_as_over():
+    session = _manager().create(HTTP)
+    session.reset(seed=1, options={"n_steps": 1})
+    assert session.step(ACTION)["done"] is True
+    with pytest.raises(ApiError) as caught:
+        session.step(ACTION)
+    assert (caught.value.status, caught.value.code) == (409, "EPISODE_OVER")
+    with pytest.raises(ApiError) as caught:
+        session.suggest()
+    assert (caught.value.status, caught.value.code) == (409, "EPISODE_OVER")
+
+
+def test_a_retry_is_recognised_by_its_action_whatever_the_key_order_and_only_by_it():
+    session = _manager().create(HTTP)
+    session.reset(seed=2)
+    first = session.step(ACTION, expected_step=0)
+    reordered = dict(reversed(list(ACTION.items())))
+    again = session.step(reordered, expected_step=0)  # the same action, its keys in another order: a retry
+    assert again["metadata"]["replayed"] is True and again["observation"] == first["observation"]
+    other = {**ACTION, "fan_speed": 0.9}  # another action claiming the same step: not a retry
+    with pytest.raises(ApiError) as caught:
+        session.step(other, expected_step=0)
+    assert (caught.value.status, caught.value.code) == (409, "STALE_STEP")
+    assert session.state()["step_count"] == 1
+
+
+def test_a_session_is_found_only_on_its_own_transport():
+    manager = _manager()
+    socket, http = manager.create(WEBSOCKET), manager.create(HTTP)
+    for session_id, transport in ((socket.id, HTTP), (http.id, WEBSOCKET)):
+        with pytest.raises(ApiError) as caught:
+            manager.get(session_id, transport)
+        assert (caught.value.status, caught.value.code) == (404, "SESSION_NOT_FOUND")
+    assert manager.get(socket.id, WEBSOCKET) is socket and manager.get(http.id) is http
