@@ -227,3 +227,12 @@ def test_zone_sum_of_eight_terms_is_numpys_pairwise_sum_not_left_to_right() -> N
         left_to_right += value
     assert iface.zone_sum(values) == _numpy_sum(values)
     assert _numpy_sum(values) != left_to_right  # the case separates the two orders
+
+
+def test_parsed_telemetry_is_frozen():
+    from dataclasses import FrozenInstanceError
+
+    low, _ = iface.telemetry_bounds(1)
+    parsed = iface.Telemetry.parse(np.zeros_like(low), 1)
+    with pytest.raises(FrozenInstanceError):
+        parsed.pue = 1.0  # type: ignore[misc]

@@ -100,3 +100,17 @@ def test_the_chilled_water_returns_six_kelvin_warmer_at_design_flow():
         flow = max(load, 0.3)
         assert float(out.chw_return_c) == pytest.approx(9.0 + 6.0 * load / flow, rel=1e-12)
     assert flow == 0.3  # the low load ran below the pumps' minimum speed
+
+
+def test_the_plant_types_are_frozen():
+    """A config, a control and a boundary are shared between steps and batches: none can be changed in place."""
+    from dataclasses import FrozenInstanceError
+
+    from dcops.physics.plant_types import PlantBoundary, PlantControl
+
+    config = PlantConfig.default()
+    control = PlantControl(np.ones(4), np.full(4, 20.0), np.asarray(8.0), np.asarray(0.0))
+    boundary = PlantBoundary(np.ones(4), np.asarray(20.0), np.asarray(15.0), np.ones(2), np.ones(4))
+    for value, name in ((config, "n_chillers"), (control, "chw_setpoint_c"), (boundary, "it_kw")):
+        with pytest.raises(FrozenInstanceError):
+            setattr(value, name, None)
