@@ -221,3 +221,51 @@ def test_a_session_is_found_only_on_its_own_transport():
             manager.get(session_id, transport)
         assert (caught.value.status, caught.value.code) == (404, "SESSION_NOT_FOUND")
     assert manager.get(socket.id, WEBSOCKET) is socket and manager.get(http.id) is http
+
+
+def test_an_action_the_environment_refuses_is_a_validation_error_naming_the_action(monkeypatch):
+    from dcops.server.adapters import CoolingAdapter
+
+    def refuse(self, episode, env_action):
+        raise ValueError("fan_speed[0] is not finite")
+
+    session = _manager().create(HTTP)
+    session.reset(seed=1)
+    monkeypatch.setattr(CoolingAdapter, "play", refuse)
+    with pytest.raises(ApiError) as caught:
+        session.step(ACTION)
+    assert (caught.value.status, caught.value.code, caught.value.field) == (422, "VALIDATION_ERROR", "action")
+    assert session.state()["step_count"] == 0  # nothing was played
+
+
+def test_the_diagnostics_are_withheld_until_the_end_then_given_reset_first():
+    """The module docstring and ``dcops.boundary``: a cooling episode's evaluator diagnostics (true inlets, the
+    fault list) reach no reply while it runs; the last reply carries them, the reset's first, then each step's."""
+    session = _manager().create(HTTP)
+    reply = session.reset(seed=1, options={"n_steps": 2})
+    assert "inlet_c" not in reply["metadata"]["info"] and "faults" not in reply["metadata"]["info"]
+    first = session.step(ACTION)
+    assert "inlet_c" not in first["metadata"]["info"] and "diagnostics" not in first["metadata"]
+    last = session.step(ACTION)
+    diagnostics = last["metadata"]["diagnostics"]
+    assert "faults" in diagnostics["reset"] and "inlet_c" in diagnostics["reset"]
+    assert len(diagnostics["steps"]) == 2 and all("violation_minutes_27" in s for s in diagnostics["steps"])
+    assert "inlet_c" not in last["metadata"]["info"]
+
+
+def test_the_state_before_any_reset_is_an_empty_episode():
+    session = _manager().create(HTTP)
+    assert session.state() == {"session_id": session.id, "step_count": 0, "done": False, "total_reward": 0.0}
+
+
+def test_a_refusal_is_counted_once_and_closing_says_whether_there_was_a_session():
+    manager = _manager(max_sessions=1)
+    manager.create(WEBSOCKET)  # the only slot, and a socket is never evicted
+    with pytest.raises(ApiError) as caught:
+        manager.create(HTTP)
+    assert (caught.value.status, caught.value.code) == (503, "CAPACITY_REACHED")
+    assert manager.counts["refused"] == 1 and manager.saturated
+    http = _manager().create(HTTP)
+    other = _manager()
+    session = other.create(HTTP)
+    assert other.close(session.id) is True and other.close(session.id) is False and other.close(http.id) is False
