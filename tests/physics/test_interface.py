@@ -69,7 +69,7 @@ def test_values_outside_the_ranges_are_held_at_the_nearest_end() -> None:
     assert (float(control.chw_setpoint_c), float(control.economiser_on)) == (CHW[1], ECONOMISER[0])
 
 
-@pytest.mark.parametrize("size", [0, 3, 5, 7])
+@pytest.mark.parametrize("size", [0, 1, 2, 3, 5, 7, 8])
 def test_a_vector_of_the_wrong_size_is_refused_with_the_size_it_needs(size: int) -> None:
     with pytest.raises(ValueError, match=r"action must have 6 values \(fan_speed×2, supply_setpoint_c×2.*got "
                                          + str(size)):
@@ -192,6 +192,8 @@ def test_telemetry_is_clipped_to_its_bounds() -> None:
 def test_telemetry_of_the_wrong_size_is_refused_with_the_size_it_needs() -> None:
     with pytest.raises(ValueError, match="telemetry must have 21 values for 2 zones, got 20"):
         iface.Telemetry.parse(np.zeros(20), 2)
+    with pytest.raises(ValueError, match="telemetry must have 21 values for 2 zones, got 22"):
+        iface.Telemetry.parse(np.zeros(22), 2)
 
 
 def _numpy_sum(values: list[float]) -> float:

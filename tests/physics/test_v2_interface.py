@@ -198,3 +198,5 @@ def test_telemetry_is_clipped_to_its_bounds() -> None:
 def test_telemetry_of_the_wrong_size_is_refused_with_the_size_it_needs() -> None:
     with pytest.raises(ValueError, match="telemetry must have 37 values for 2 zones, got 36"):
         iface.TelemetryV2.parse(np.zeros(36), 2)
+    with pytest.raises(ValueError, match="telemetry must have 37 values for 2 zones, got 38"):
+        iface.TelemetryV2.parse(np.zeros(38), 2)
