@@ -1,6 +1,8 @@
 """Guards of the server's request handling that a weaker test suite let slip (issue #30): a failed reset frees its
 session, a body too large is refused however it is framed, a Content-Length that is not a byte count is a clear
-400, and an option given twice in a reset is a 422 naming it.
+400, and an option given twice in a reset is a 422 naming it. Then what mutation testing of ``server/app.py`` found
+untested: Ray workers need worker processes, the scorecard route, the episode pages' limits, MCP's
+``expected_step`` and a refused MCP reset, and what ``dcops serve`` hands the app.
 
 Framing tests call the app as an ASGI server would (one ``http.request`` message per chunk), so what reaches the
 middleware is exactly what the test sends, whatever an HTTP client would add or refuse.
@@ -153,3 +155,72 @@ def test_a_reset_the_environment_refuses_after_its_session_opened_releases_that_
         assert failed.status_code == 422 and failed.json()["field"] == "options"
         summary = server.get("/sessions").json()
         assert summary["totals"]["created"] == 1 and summary["open"] == 0
+
+
+def test_ray_workers_without_worker_processes_are_refused_by_name():
+    with pytest.raises(ValueError, match="workers: Ray workers"):
+        app_with(ray_address="auto", workers=0)
+
+
+def test_the_scorecard_route_answers_once_the_episode_is_over(db_path, client_factory):
+    with client_factory(db_path) as server:
+        reply = server.post("/reset", json={"task": COOLING, "seed": 1, "options": {"n_steps": 1}}).json()
+        headers = {"X-Session-Id": reply["session_id"]}
+        early = server.get("/scorecard", headers=headers)
+        assert early.status_code == 409 and early.json()["code"] == "EPISODE_RUNNING"
+        action = {"fan_speed": 0.8, "supply_setpoint_c": 19.0, "chw_setpoint_c": 9.0, "economiser_on": False}
+        assert server.post("/step", json={"action": action}, headers=headers).json()["done"] is True
+        card = server.get("/scorecard", headers=headers)
+        assert card.status_code == 200 and card.json()["task"] == COOLING
+
+
+def test_episode_pages_need_a_positive_limit_and_end_exactly(db_path, client_factory):
+    token = {"X-Operator-Token": "pages"}
+    with client_factory(db_path, operator_token="pages") as server:
+        for seed in (1, 2, 3):
+            server.post("/reset", json={"task": COOLING, "seed": seed})
+        assert server.get("/episodes", params={"limit": 0}, headers=token).status_code == 422
+        exact = server.get("/episodes", params={"limit": 3}, headers=token).json()
+        assert len(exact["episodes"]) == 3 and exact["next_offset"] is None  # nothing after the third
+
+
+def _mcp(server, name: str, arguments: dict[str, Any], rid: int = 1) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+    return server.post("/mcp", json=body).json()["result"]
+
+
+def test_mcp_takes_any_non_negative_expected_step_and_refuses_a_negative_one(db_path, client_factory):
+    with client_factory(db_path) as server:
+        sid = _mcp(server, "start_episode", {"task": "queue/weighted_tardiness", "seed": 1,
+                                             "options": {"n_jobs": 10}})["structuredContent"]["session_id"]
+        stale = _mcp(server, "play_action", {"session_id": sid, "action": {"slot": 0}, "expected_step": 2}, 2)
+        assert stale["isError"] is True and stale["structuredContent"]["code"] == "STALE_STEP"
+        negative = _mcp(server, "play_action", {"session_id": sid, "action": {"slot": 0}, "expected_step": -1}, 3)
+        assert negative["structuredContent"]["code"] == "VALIDATION_ERROR"
+        assert negative["structuredContent"]["field"] == "expected_step"
+
+
+def test_an_mcp_reset_refused_by_its_arguments_opens_no_session(db_path, client_factory):
+    with client_factory(db_path) as server:
+        refused = _mcp(server, "start_episode", {"task": "cooling/no_such_task"})
+        assert refused["isError"] is True and refused["structuredContent"]["code"] == "VALIDATION_ERROR"
+        assert server.get("/sessions").json()["totals"]["created"] == 0
+
+
+def test_dcops_serve_hands_the_app_its_workers_and_ray_address(monkeypatch):
+    import argparse
+
+    from dcops.server import app as server_app
+    from dcops.server.config import add_serve_arguments
+
+    built = []
+    monkeypatch.setattr(server_app, "create_app", lambda config: built.append(config) or object())
+    monkeypatch.setattr("uvicorn.run", lambda application, **kwargs: None)
+    monkeypatch.delenv("DCOPS_WORKERS", raising=False)
+    monkeypatch.delenv("DCOPS_RAY_ADDRESS", raising=False)
+    parser = argparse.ArgumentParser()
+    add_serve_arguments(parser)
+    server_app.serve(parser.parse_args(["--db", "off", "--workers", "3", "--ray-address", "auto"]))
+    server_app.serve(parser.parse_args(["--db", "off"]))
+    assert (built[0].workers, built[0].ray_address) == (3, "auto")
+    assert (built[1].workers, built[1].ray_address) == (ServerConfig().workers, None)
