@@ -224,3 +224,11 @@ def test_dcops_serve_hands_the_app_its_workers_and_ray_address(monkeypatch):
     server_app.serve(parser.parse_args(["--db", "off"]))
     assert (built[0].workers, built[0].ray_address) == (3, "auto")
     assert (built[1].workers, built[1].ray_address) == (ServerConfig().workers, None)
+
+
+@pytest.mark.parametrize("kind", ["bogus", "zap", "suggestion"])
+def test_a_websocket_frame_of_an_unknown_type_is_named_whatever_it_sorts_after(client, kind):
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": kind, "data": {}})
+        frame = ws.receive_json()
+    assert frame["type"] == "error" and frame["data"]["code"] == "UNKNOWN_TYPE" and frame["data"]["field"] == "type"
