@@ -200,3 +200,12 @@ def test_telemetry_of_the_wrong_size_is_refused_with_the_size_it_needs() -> None
         iface.TelemetryV2.parse(np.zeros(36), 2)
     with pytest.raises(ValueError, match="telemetry must have 37 values for 2 zones, got 38"):
         iface.TelemetryV2.parse(np.zeros(38), 2)
+
+
+def test_parsed_telemetry_is_frozen():
+    from dataclasses import FrozenInstanceError
+
+    low, _ = iface.telemetry_bounds(1)
+    parsed = iface.TelemetryV2.parse(np.zeros_like(low), 1)
+    with pytest.raises(FrozenInstanceError):
+        parsed.pue = 1.0  # type: ignore[misc]
