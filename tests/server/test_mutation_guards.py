@@ -232,3 +232,27 @@ def test_a_websocket_frame_of_an_unknown_type_is_named_whatever_it_sorts_after(c
         ws.send_json({"type": kind, "data": {}})
         frame = ws.receive_json()
     assert frame["type"] == "error" and frame["data"]["code"] == "UNKNOWN_TYPE" and frame["data"]["field"] == "type"
+
+
+def test_a_session_id_of_up_to_128_characters_is_looked_up_and_a_longer_one_refused(client):
+    unknown = client.get("/state", params={"session_id": "x" * 128})
+    assert unknown.status_code == 404 and unknown.json()["code"] == "SESSION_NOT_FOUND"
+    assert client.get("/state", params={"session_id": "x" * 129}).status_code == 422
+
+
+def test_browsing_a_server_without_a_store_is_404_no_store(client_factory):
+    with client_factory(None, operator_token="pages") as server:
+        reply = server.get("/episodes", headers={"X-Operator-Token": "pages"})
+        assert reply.status_code == 404 and reply.json()["code"] == "NO_STORE"
+
+
+def test_the_schema_of_an_unknown_task_is_a_validation_error_naming_the_task(client):
+    reply = client.get("/schema", params={"task": "cooling/no_such_task"})
+    assert reply.status_code == 422 and reply.json()["field"] == "task"
+    assert client.get("/schema", params={"task": COOLING}).json()["action"]["title"] == "CoolingAction"
+
+
+def test_the_mcp_endpoint_documents_an_optional_body(client):
+    """A JSON-RPC notification may come with no body; the OpenAPI document (what schemathesis and client
+    generators read) must not call it required."""
+    assert client.get("/openapi.json").json()["paths"]["/mcp"]["post"]["requestBody"]["required"] is False
