@@ -315,3 +315,22 @@ def test_run_controller_sums_the_rewards_of_the_episode_it_plays():
     rewards = [env.step(ACTION)[1] for _ in range(env.unwrapped.task.n_steps)]
     assert result.total_reward == pytest.approx(sum(rewards), rel=1e-12)
     assert result.score == pytest.approx(env.unwrapped.score(), rel=1e-12)
+
+
+def test_a_small_halls_overhead_and_a_step_off_the_minute_by_the_formulas():
+    """A 10 kW hall at idle draws 0.5 kW of IT (5 % of design): the reward still prices its cooling per kW of IT.
+    A 301 s step counts 301/60 minutes of violation."""
+    from dcops.physics.it_load import LoadProfile
+    from dcops.physics.plant_types import PlantConfig
+
+    env = dcops.make_env("cooling/single_zone_recovery", diagnostics=True, initial_zone_temp_c=22.0,
+                         initial_chw_c=9.0, plant=PlantConfig.default(n_zones=1, zone_design_it_kw=10.0),
+                         load=LoadProfile(pattern="steady", low=0.0, high=0.0, noise=0.0))
+    env.reset(seed=0)
+    _, reward, _, _, info = env.step(np.array([0.5, 21.0, 9.0, 0.0], dtype=np.float32))
+    assert info["it_kw"] == pytest.approx(0.5) and 18.0 < info["inlet_c"][0] < 27.0  # no violation
+    assert reward == pytest.approx(-0.8 * info["cooling_kw"] / info["it_kw"], rel=1e-12)
+    odd = dcops.make_env("cooling/single_zone_recovery", diagnostics=True, dt_s=301.0)
+    odd.reset(seed=0)
+    _, _, _, _, info = odd.step(np.array([0.2, 27.0, 18.0, 0.0], dtype=np.float32))
+    assert info["violation_minutes_27"] == pytest.approx([301.0 / 60.0], rel=1e-12)  # the whole step above 27 °C
