@@ -256,3 +256,24 @@ def test_the_mcp_endpoint_documents_an_optional_body(client):
     """A JSON-RPC notification may come with no body; the OpenAPI document (what schemathesis and client
     generators read) must not call it required."""
     assert client.get("/openapi.json").json()["paths"]["/mcp"]["post"]["requestBody"]["required"] is False
+
+
+def test_an_operator_token_header_of_up_to_256_characters_is_read_and_a_longer_one_refused(client_factory, db_path):
+    with client_factory(db_path, operator_token="t" * 256) as server:
+        assert server.get("/episodes", headers={"X-Operator-Token": "t" * 256}).status_code == 200
+        assert server.get("/episodes", headers={"X-Operator-Token": "t" * 257}).status_code == 422
+
+
+def test_the_mcp_endpoint_documents_its_202_for_notifications(client):
+    assert "202" in client.get("/openapi.json").json()["paths"]["/mcp"]["post"]["responses"]
+
+
+def test_an_idle_websocket_is_told_why_and_closed_normally(client_factory, db_path):
+    from starlette.websockets import WebSocketDisconnect
+
+    with client_factory(db_path, session_idle_s=0.2) as server, server.websocket_connect("/ws") as ws:
+        frame = ws.receive_json()  # nothing sent: the idle timeout passes
+        assert frame["type"] == "error" and frame["data"]["code"] == "SESSION_EXPIRED"
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_json()
+        assert closed.value.code == 1000
