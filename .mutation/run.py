@@ -290,7 +290,9 @@ KINDS = {"equivalent": "equivalent", "message": "message only"}
 
 def load_equivalents() -> dict[tuple[str, str, str, str], tuple[str, str]]:
     """(module, operator, line before, line after) → (kind, why no test kills the mutant). An entry's ``after``
-    is one mutated line or a list of them (the same reason for several mutants of one line)."""
+    is one mutated line or a list of them (the same reason for several mutants of one line), or ``"*"``: every
+    surviving mutant of that operator on that line (for a table of bounds, where one reason covers each number
+    a test does not already pin)."""
     path = HERE / "equivalent.toml"
     entries = tomllib.loads(path.read_text()).get("mutant", []) if path.exists() else []
     found = {}
@@ -300,6 +302,12 @@ def load_equivalents() -> dict[tuple[str, str, str, str], tuple[str, str]]:
         for after in [e["after"]] if isinstance(e["after"], str) else e["after"]:
             found[(e["module"], e["operator"], e["before"].strip(), after.strip())] = (e["kind"], e["reason"])
     return found
+
+
+def explanation(equivalents: dict[tuple[str, str, str, str], tuple[str, str]], m: Mutant) -> tuple[str, str] | None:
+    """The (kind, reason) that ``equivalent.toml`` gives a surviving mutant, or None."""
+    before, after = m.changed
+    return equivalents.get((m.module, m.operator, before, after)) or equivalents.get((m.module, m.operator, before, "*"))
 
 
 def _percent(part: int, whole: int) -> str:
@@ -405,7 +413,7 @@ def write_report(groups: list[str], out: Path) -> None:
             lines.append(f"| `{r.module}` | {len(r.mutants)} | not run | | | | | | | | | |")
             continue
         dead = r.count("killed", "timeout")
-        kinds = [equivalents.get((m.module, m.operator, *m.changed), ("",))[0] for m in r.mutants
+        kinds = [(explanation(equivalents, m) or ("",))[0] for m in r.mutants
                  if m.outcome == "survived"]
         equivalent, message = kinds.count("equivalent"), kinds.count("message")
         full = [run for run in r.runs if run[0] == "full"]
@@ -435,7 +443,7 @@ def write_report(groups: list[str], out: Path) -> None:
         if runs:
             lines += [f"Runs: {runs}.", ""]
         survivors = [m for m in r.mutants if m.outcome == "survived"]
-        explained = [(m, equivalents.get((m.module, m.operator, *m.changed))) for m in survivors]
+        explained = [(m, explanation(equivalents, m)) for m in survivors]
         open_ = [m for m, why in explained if why is None]
         lines += [f"Survivors without a reason: {len(open_) or 'none'}.", ""]
         for m, why in sorted(explained, key=lambda pair: pair[1] is not None):
