@@ -90,11 +90,12 @@ def test_one_number_serves_every_zone_and_a_list_gives_one_per_zone():
                 "economiser_on": True}
     vector, _ = adapter.parse_action(episode, per_zone)
     assert vector.tolist() == pytest.approx([0.5, 0.6, 0.7, 18.0, 19.0, 20.0, 9.0, 1.0])
-    with pytest.raises(ActionError) as caught:
-        adapter.parse_action(episode, {**NAMED, "fan_speed": [0.5, 0.6]})
-    assert caught.value.field == "action.fan_speed"
-    assert caught.value.message == ("expected 3 values (one per zone: critical, production, batch) or one number, "
-                                    "got 2")
+    for values in ([0.5, 0.6], [0.5, 0.6, 0.7, 0.8]):
+        with pytest.raises(ActionError) as caught:
+            adapter.parse_action(episode, {**NAMED, "fan_speed": values})
+        assert caught.value.field == "action.fan_speed"
+        assert caught.value.message == ("expected 3 values (one per zone: critical, production, batch) or one "
+                                        f"number, got {len(values)}")
 
 
 def test_the_raw_vector_must_have_the_tasks_length():
@@ -271,3 +272,49 @@ def test_a_cluster_without_faults_has_none():
     assert _episode("cluster/operations", n_windows=2, cooling="rule").env.unwrapped.parallel.config.faults == "random"
     observation = episode.observation
     assert observation["kind"] == "cluster" and observation["n_windows"] == 2 and observation["window"] == 0
+
+
+@pytest.mark.parametrize(("family", "options", "field"), [
+    ("queue", {"instance_seed": 2**31}, "options.instance_seed"),
+    ("queue", {"instance_seed": -1}, "options.instance_seed"),
+    ("cluster", {"n_windows": 49}, "options.n_windows"),
+    ("cluster", {"n_windows": 0}, "options.n_windows"),
+    ("cluster", {"max_requests_per_team": 0}, "options.max_requests_per_team"),
+    ("cluster", {"max_requests_per_team": 9}, "options.max_requests_per_team"),
+    ("cooling", {"n_steps": 2017}, "options.n_steps"),
+    ("cooling", {"no_such_option": 1}, "options.no_such_option"),
+])
+def test_reset_options_outside_their_documented_ranges_are_refused_by_name(family, options, field):
+    with pytest.raises(ActionError) as caught:
+        FAMILIES[family].parse_options(options)
+    assert caught.value.field == field
+
+
+@pytest.mark.parametrize(("family", "options"), [
+    ("queue", {"instance_seed": 2**31 - 1}), ("queue", {"instance_seed": 0}), ("cluster", {"n_windows": 48}),
+    ("cluster", {"max_requests_per_team": 1}), ("cluster", {"max_requests_per_team": 8}),
+    ("cooling", {"n_steps": 2016}),
+])
+def test_reset_options_at_the_ends_of_their_ranges_are_taken(family, options):
+    assert FAMILIES[family].parse_options(options) == options
+
+
+def test_a_cluster_observation_without_a_window_starts_at_the_first():
+    observation = ClusterAdapter().observe(SimpleNamespace(task="cluster/operations"), {"x": 1}, {})
+    assert (observation["window"], observation["n_windows"], observation["view"]) == (0, 0, {})
+
+
+def test_the_cluster_scorecard_sets_the_episode_beside_the_baseline_and_the_bound():
+    episode = _episode("cluster/operations", n_windows=2, cooling="rule", faults="none")
+    adapter = episode.adapter
+    done = False
+    while not done:  # play the baseline's own suggestions: its score, so the difference is exactly 0
+        action, _ = adapter.parse_action(episode, adapter.suggest(episode))
+        obs, _, terminated, truncated, info = adapter.play(episode, action)
+        episode.raw_observation, episode.info = obs, info
+        episode.observation = adapter.observe(episode, obs, info)
+        done = bool(terminated or truncated)
+    card = adapter.scorecard(episode)
+    assert card["score"] == pytest.approx(card["baseline_score"]) and card["score_minus_baseline"] == pytest.approx(0)
+    assert card["fraction_of_bound"] == pytest.approx(card["throughput_value"] / card["bound_throughput_value"])
+    assert 0.0 < card["fraction_of_bound"] <= 1.0 + 1e-9
