@@ -277,3 +277,103 @@ def test_an_idle_websocket_is_told_why_and_closed_normally(client_factory, db_pa
         with pytest.raises(WebSocketDisconnect) as closed:
             ws.receive_json()
         assert closed.value.code == 1000
+
+
+def test_a_chunked_body_of_exactly_the_limit_goes_through():
+    reset = json.dumps({"task": COOLING, "seed": 1}).encode()
+    app = app_with(max_body_bytes=len(reset))
+    chunks = [reset[:10], reset[10:]]
+    status, _ = asgi_post(app, "/reset", chunks, [("content-type", "application/json"),
+                                                  ("transfer-encoding", "chunked")])
+    assert status == 200
+    status, reply = asgi_post(app, "/reset", [reset + b" "], [("content-type", "application/json")])
+    assert status == 413 and reply["code"] == "PAYLOAD_TOO_LARGE"
+
+
+def test_a_reset_with_bad_options_takes_no_session_at_all(client):
+    refused = client.post("/reset", json={"task": COOLING, "options": {"n_steps": 0}})
+    assert refused.status_code == 422 and refused.json()["field"] == "options.n_steps"
+    assert client.get("/sessions").json()["totals"]["created"] == 0  # refused before a slot was taken
+
+
+def test_ray_workers_with_worker_processes_are_accepted_until_the_server_starts():
+    app_with(ray_address="auto", workers=1)  # nothing starts before the server does (no Ray needed here)
+
+
+def test_a_request_with_several_errors_is_refused_naming_the_first(client):
+    from pydantic import ValidationError
+
+    from dcops.models import ResetRequest
+
+    body = {"task": 5, "seed": "x", "episode_id": 7}
+    with pytest.raises(ValidationError) as caught:
+        ResetRequest.model_validate(body)
+    first = ".".join(str(p) for p in caught.value.errors()[0]["loc"])
+    reply = client.post("/reset", json=body)
+    assert reply.status_code == 422 and reply.json()["field"] == first and len(caught.value.errors()) > 1
+
+
+def test_episode_browsing_checks_its_query_bounds(db_path, client_factory):
+    token = {"X-Operator-Token": "pages"}
+    with client_factory(db_path, operator_token="pages") as server:
+        for params, status in (({"limit": 1}, 200), ({"limit": 1000}, 200), ({"limit": 1001}, 422),
+                               ({"offset": -1}, 422), ({"task": "t" * 200}, 200), ({"task": "t" * 201}, 422)):
+            assert server.get("/episodes", params=params, headers=token).status_code == status, params
+        missing = server.get("/episodes/no-such-uid", headers=token)
+        assert missing.status_code == 404 and missing.json()["code"] == "EPISODE_NOT_FOUND"
+
+
+def test_an_mcp_reset_the_environment_refuses_frees_its_session(monkeypatch, client):
+    from dcops.server.adapters import CoolingAdapter
+
+    def refuse(*args, **kwargs):
+        raise ValueError("no such combination")
+
+    monkeypatch.setattr(CoolingAdapter, "make_env", refuse)
+    refused = _mcp(client, "start_episode", {"task": COOLING, "seed": 1})
+    assert refused["isError"] is True and refused["structuredContent"]["field"] == "options"
+    assert client.get("/sessions").json()["open"] == 0
+
+
+@pytest.mark.parametrize("expected_step", ["2", True, 1.5])
+def test_mcp_refuses_an_expected_step_that_is_not_an_integer(client, expected_step):
+    sid = _mcp(client, "start_episode", {"task": "queue/weighted_tardiness", "seed": 1,
+                                         "options": {"n_jobs": 10}})["structuredContent"]["session_id"]
+    reply = _mcp(client, "play_action", {"session_id": sid, "action": {"slot": 0}, "expected_step": expected_step})
+    assert reply["isError"] is True and reply["structuredContent"]["field"] == "expected_step"
+
+
+def test_a_websocket_takes_expected_step_zero_refuses_a_stale_one_and_closes_normally_when_asked(client):
+    from starlette.websockets import WebSocketDisconnect
+
+    action = {"fan_speed": 0.8, "supply_setpoint_c": 19.0, "chw_setpoint_c": 9.0, "economiser_on": False}
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "reset", "data": {"task": COOLING, "seed": 1}})
+        assert ws.receive_json()["type"] == "observation"
+        ws.send_json({"type": "step", "data": {"action": action, "expected_step": 0}})
+        assert ws.receive_json()["type"] == "observation"
+        ws.send_json({"type": "step", "data": {"action": {**action, "fan_speed": 0.7}, "expected_step": 3}})
+        stale = ws.receive_json()
+        assert stale["type"] == "error" and stale["data"]["code"] == "STALE_STEP"
+        ws.send_json({"type": "close"})
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_json()
+        assert closed.value.code == 1000
+
+
+def test_dcops_serve_hands_the_app_its_episode_store(monkeypatch, tmp_path):
+    import argparse
+    from pathlib import Path
+
+    from dcops.server import app as server_app
+    from dcops.server.config import add_serve_arguments
+
+    built = []
+    monkeypatch.setattr(server_app, "create_app", lambda config: built.append(config) or object())
+    monkeypatch.setattr("uvicorn.run", lambda application, **kwargs: None)
+    monkeypatch.setenv("DCOPS_DB", str(tmp_path / "from-env.db"))
+    parser = argparse.ArgumentParser()
+    add_serve_arguments(parser)
+    for args in (["--db", str(tmp_path / "given.db")], ["--db", "off"], ["--db", "None"], []):
+        server_app.serve(parser.parse_args(args))
+    assert [c.db_path for c in built] == [Path(tmp_path / "given.db"), None, None, Path(tmp_path / "from-env.db")]
