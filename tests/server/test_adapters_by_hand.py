@@ -261,6 +261,8 @@ def test_the_cluster_suggestion_accepts_what_fits_the_headroom_in_order_and_defe
                          {"request_id": "b", "decision": "DEFER", "defer_to_window": 3},
                          {"request_id": "c", "decision": "DEFER", "defer_to_window": 3},
                          {"request_id": "d", "decision": "ACCEPT"}]  # 60 + 40 = 100: exactly the headroom
+    second_last = ClusterAdapter().suggest(_view(4, 6, 0.0, pending))["decisions"]
+    assert [d["decision"] for d in second_last] == ["DEFER"] * 4  # window 5 is still ahead
     last = ClusterAdapter().suggest(_view(5, 6, 0.0, pending))["decisions"]
     assert [d["decision"] for d in last] == ["REJECT"] * 4  # no window left to defer to
     assert ClusterAdapter().suggest(SimpleNamespace(observation=None)) == {"decisions": []}
@@ -283,6 +285,10 @@ def test_a_cluster_without_faults_has_none():
     ("cluster", {"max_requests_per_team": 9}, "options.max_requests_per_team"),
     ("cooling", {"n_steps": 2017}, "options.n_steps"),
     ("cooling", {"no_such_option": 1}, "options.no_such_option"),
+    ("queue", {"n_jobs": 1}, "options.n_jobs"), ("queue", {"max_slots": 1}, "options.max_slots"),
+    ("cluster", {"power_cap_kw": 0.0}, "options.power_cap_kw"),
+    ("cluster", {"power_cap_kw": 100_001.0}, "options.power_cap_kw"),
+    ("cooling", {"n_steps": 0, "start_jitter_days": -1}, "options.n_steps"),  # the first of two errors
 ])
 def test_reset_options_outside_their_documented_ranges_are_refused_by_name(family, options, field):
     with pytest.raises(ActionError) as caught:
@@ -293,7 +299,10 @@ def test_reset_options_outside_their_documented_ranges_are_refused_by_name(famil
 @pytest.mark.parametrize(("family", "options"), [
     ("queue", {"instance_seed": 2**31 - 1}), ("queue", {"instance_seed": 0}), ("cluster", {"n_windows": 48}),
     ("cluster", {"max_requests_per_team": 1}), ("cluster", {"max_requests_per_team": 8}),
-    ("cooling", {"n_steps": 2016}),
+    ("cooling", {"n_steps": 2016}), ("cooling", {"start_jitter_days": 365}), ("queue", {"n_jobs": 2}),
+    ("queue", {"load": 2.0}), ("queue", {"n_machines": 1}), ("queue", {"max_slots": 2}),
+    ("queue", {"max_slots": 64}), ("queue", {"atc_k": 20.0}), ("cluster", {"n_windows": 1}),
+    ("cluster", {"power_cap_kw": 100_000.0}),
 ])
 def test_reset_options_at_the_ends_of_their_ranges_are_taken(family, options):
     assert FAMILIES[family].parse_options(options) == options
@@ -308,13 +317,24 @@ def test_the_cluster_scorecard_sets_the_episode_beside_the_baseline_and_the_boun
     episode = _episode("cluster/operations", n_windows=2, cooling="rule", faults="none")
     adapter = episode.adapter
     done = False
-    while not done:  # play the baseline's own suggestions: its score, so the difference is exactly 0
-        action, _ = adapter.parse_action(episode, adapter.suggest(episode))
+    while not done:  # reject everything: a score below the baseline's
+        pending = episode.observation["view"].get("pending", [])
+        reject = {"decisions": [{"request_id": r["request_id"], "decision": "REJECT"} for r in pending]}
+        action, _ = adapter.parse_action(episode, reject)
         obs, _, terminated, truncated, info = adapter.play(episode, action)
         episode.raw_observation, episode.info = obs, info
         episode.observation = adapter.observe(episode, obs, info)
         done = bool(terminated or truncated)
     card = adapter.scorecard(episode)
-    assert card["score"] == pytest.approx(card["baseline_score"]) and card["score_minus_baseline"] == pytest.approx(0)
+    assert card["score"] < card["baseline_score"]
+    assert card["score_minus_baseline"] == pytest.approx(card["score"] - card["baseline_score"], rel=1e-12)
     assert card["fraction_of_bound"] == pytest.approx(card["throughput_value"] / card["bound_throughput_value"])
-    assert 0.0 < card["fraction_of_bound"] <= 1.0 + 1e-9
+    assert card["bound_throughput_value"] > 0.0 and card["fraction_of_bound"] < 1.0
+
+
+def test_a_queue_instance_seed_fixes_the_jobs_whatever_the_episode_seed():
+    first = _episode("queue/weighted_tardiness", seed=1, n_jobs=10, instance_seed=7).observation["jobs"]
+    second = _episode("queue/weighted_tardiness", seed=2, n_jobs=10, instance_seed=7).observation["jobs"]
+    free = _episode("queue/weighted_tardiness", seed=2, n_jobs=10).observation["jobs"]
+    assert first == second and free != first
+
