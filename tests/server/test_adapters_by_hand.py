@@ -108,6 +108,14 @@ def test_the_raw_vector_must_have_the_tasks_length():
     assert caught.value.message == "expected 4 values (fan_speed×1, supply_setpoint_c×1, chw_setpoint_c, economiser_on), got 3"
 
 
+def test_the_raw_vector_of_three_zones_needs_eight_values():
+    episode = _episode("cooling/multi_zone_sensor_drift")
+    with pytest.raises(ActionError) as caught:
+        episode.adapter.parse_action(episode, {"setpoints": [0.5] * 7})
+    assert caught.value.message == ("expected 8 values (fan_speed×3, supply_setpoint_c×3, chw_setpoint_c, "
+                                    "economiser_on), got 7")
+
+
 @pytest.mark.parametrize("missing", ["fan_speed", "supply_setpoint_c", "chw_setpoint_c", "economiser_on"])
 def test_a_missing_named_set_point_is_required_by_name(missing):
     episode = _episode("cooling/single_zone_recovery")
@@ -289,6 +297,8 @@ def test_a_cluster_without_faults_has_none():
     ("cluster", {"power_cap_kw": 0.0}, "options.power_cap_kw"),
     ("cluster", {"power_cap_kw": 100_001.0}, "options.power_cap_kw"),
     ("cooling", {"n_steps": 0, "start_jitter_days": -1}, "options.n_steps"),  # the first of two errors
+    ("cooling", {"start_jitter_days": -1}, "options.start_jitter_days"),
+    ("cooling", {"start_jitter_days": 366}, "options.start_jitter_days"),
 ])
 def test_reset_options_outside_their_documented_ranges_are_refused_by_name(family, options, field):
     with pytest.raises(ActionError) as caught:
