@@ -315,3 +315,10 @@ def test_the_load_follows_its_documented_draws_in_order(pattern):
     scale = 1.0 + rng.normal(0.0, 0.1, size=3)
     noise = 1.0 + rng.normal(0.0, 0.04, size=(n, 3))
     np.testing.assert_allclose(got, np.clip(base[:, None] * scale * noise, 0.05, 1.0) * design, rtol=1e-12)
+
+
+def test_a_load_profile_is_frozen():
+    from dataclasses import FrozenInstanceError
+
+    with pytest.raises(FrozenInstanceError):
+        LoadProfile().low = 0.1  # type: ignore[misc]
