@@ -269,3 +269,36 @@ def test_a_refusal_is_counted_once_and_closing_says_whether_there_was_a_session(
     other = _manager()
     session = other.create(HTTP)
     assert other.close(session.id) is True and other.close(session.id) is False and other.close(http.id) is False
+
+
+def test_fresh_seeds_reach_the_top_half_of_the_31_bit_range():
+    session = _manager().create(HTTP)
+    seeds = [session.reset()["metadata"]["seed"] for _ in range(40)]
+    assert max(seeds) >= 2**30 and max(seeds) < 2**31  # all below 2^30 has probability 2^-40
+
+
+def test_a_reset_with_other_options_builds_the_environment_they_ask_for():
+    session = _manager().create(HTTP)
+    assert session.reset(seed=1, options={"n_steps": 2})["observation"]["n_steps"] == 2
+    assert session.reset(seed=1, options={"n_steps": 5})["observation"]["n_steps"] == 5
+
+
+def test_a_retry_is_only_of_the_last_step_and_only_with_its_action():
+    session = _manager().create(HTTP)
+    session.reset(seed=2)
+    session.step(ACTION, expected_step=0)
+    second = session.step(ACTION, expected_step=1)
+    again = session.step(ACTION, expected_step=1)  # a retry of step 2 (not only of the first step)
+    assert again["metadata"]["replayed"] is True and again["observation"] == second["observation"]
+    for expected, action in ((0, ACTION), (1, {**ACTION, "fan_speed": 0.7}), (1, {**ACTION, "fan_speed": 0.9})):
+        with pytest.raises(ApiError) as caught:  # an older step, or another action: stale, whatever sorts first
+            session.step(action, expected_step=expected)
+        assert caught.value.code == "STALE_STEP", (expected, action)
+    assert session.state()["step_count"] == 2
+
+
+def test_close_all_closes_every_session():
+    manager = _manager()
+    sessions = [manager.create(HTTP), manager.create(WEBSOCKET), manager.create(HTTP)]
+    manager.close_all()
+    assert len(manager) == 0 and all(s.closed for s in sessions)
