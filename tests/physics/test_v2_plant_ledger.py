@@ -413,6 +413,7 @@ def test_plant_inputs_batched_over_one_hall_step_each_plant():
 def test_a_step_of_no_positive_finite_length_is_refused(dt_s):
     with pytest.raises(ValueError, match="dt_s"):
         step_plant_v2(CONFIG, initial_state_v2(CONFIG), control(), boundary(), dt_s)
+    step_plant_v2(CONFIG, initial_state_v2(CONFIG), control(), boundary(), 0.5)  # any positive length steps
 
 
 def test_zone_inputs_batched_over_one_plants_controls():
@@ -458,7 +459,7 @@ def test_a_zone_colder_than_its_supply_air():
     assert t1 < ts and float(out.inlet_c[0]) == pytest.approx(ts + r * (t1 - ts), rel=1e-12)
 
 
-@pytest.mark.parametrize("wet", [-10.0, 5.0, 8.0, 10.0, 12.0, 25.0])
+@pytest.mark.parametrize("wet", [-10.0, 5.0, 8.0, 9.0, 9.5, 10.0, 10.5, 11.0, 12.0, 25.0])
 def test_the_idle_economiser_fraction_follows_its_rule(wet):
     """Nothing to remove: the fraction is 1 when the condenser water plus the HX approach makes the set-point."""
     state = initial_state_v2(CONFIG, zone_temp_c=10.0, chw_supply_c=13.0)
@@ -496,3 +497,42 @@ def test_a_batch_through_chiller_availability_alone():
     _, out = step_plant_v2(CONFIG, state, control(econ=0.0), batched, DT)
     assert list(np.asarray(out.chillers_on)) == [2.0, 1.0, 0.0]
     assert np.asarray(out.fan_kw).flags.writeable
+
+
+def test_fan_speeds_and_tank_charging_beyond_full_are_full():
+    state = initial_state_v2(STORAGE, zone_temp_c=27.0, chw_supply_c=8.0, tank_temp_c=12.0)
+    b = boundary(load=0.4, dry=20.0, wet=14.0)
+    _, full = step_plant_v2(STORAGE, state, control(fan=1.0, tank=1.0, econ=0.0, chw=8.0), b, DT)
+    _, beyond = step_plant_v2(STORAGE, state, control(fan=1.6, tank=1.8, econ=0.0, chw=8.0), b, DT)
+    assert float(full.tank_pump_kw) > 0.0
+    for name in full._fields:
+        np.testing.assert_array_equal(np.asarray(getattr(beyond, name)), np.asarray(getattr(full, name)), err_msg=name)
+
+
+def test_the_inlet_at_the_start_of_a_zone_colder_than_its_supply():
+    state = initial_state_v2(CONFIG, zone_temp_c=12.0, chw_supply_c=10.0)
+    _, out = step_plant_v2(CONFIG, state, control(fan=0.5, pump=1.0), boundary(load=0.3), DT)
+    ts, r = float(out.supply_air_c[0]), float(out.recirculation[0])
+    assert ts > 12.0 and r > 0.0
+    assert float(out.inlet_start_c[0]) == pytest.approx(ts + r * (12.0 - ts), rel=1e-12)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if "chillers" in c or "tank" in c])
+def test_the_part_load_ratio_is_the_load_over_the_running_capacity(case):
+    config, ctl, b = CASES[case]
+    _, out = step_plant_v2(config, initial_state_v2(config, zone_temp_c=27.0, chw_supply_c=10.0), ctl, b, DT)
+    assert float(out.chiller_capacity_kw) > 0.0
+    assert float(out.chiller_part_load) == pytest.approx(float(out.chiller_load_kw) / float(out.chiller_capacity_kw),
+                                                         rel=1e-12)
+
+
+def test_a_stage_up_well_after_the_minimum_off_time_is_allowed():
+    """The minimum off time is a floor: 20 min after a stage-down (more than its 15) a stage-up goes through."""
+    state = initial_state_v2(CONFIG, zone_temp_c=27.0, chw_supply_c=10.0, chillers_on=2.0)
+    state, out = step_plant_v2(CONFIG, state, control(staged=1.0), boundary(load=0.5), DT)  # a fresh plant: allowed
+    assert float(out.chillers_on) == 1.0
+    for _ in range(3):
+        state, out = step_plant_v2(CONFIG, state, control(staged=1.0), boundary(load=0.5), DT)
+    assert float(state.stage_timer_s) == 4 * DT  # 20 min since the stage-down
+    _, out = step_plant_v2(CONFIG, state, control(staged=2.0), boundary(load=0.5), DT)
+    assert float(out.chillers_on) == 2.0
