@@ -536,3 +536,15 @@ def test_a_stage_up_well_after_the_minimum_off_time_is_allowed():
     assert float(state.stage_timer_s) == 4 * DT  # 20 min since the stage-down
     _, out = step_plant_v2(CONFIG, state, control(staged=2.0), boundary(load=0.5), DT)
     assert float(out.chillers_on) == 2.0
+
+
+@pytest.mark.parametrize("chw0", [9.0, 7.0])
+def test_a_charging_plant_serves_the_loop_first_and_the_tank_with_the_rest(chw0):
+    """The module docstring: with spare capacity the loop makes its set-point, from above or from below, and the
+    chillers' remaining cold charges the tank."""
+    state = initial_state_v2(STORAGE, zone_temp_c=24.0, chw_supply_c=chw0, tank_temp_c=12.0)
+    _, out = step_plant_v2(STORAGE, state, control(tank=0.8, econ=0.0, chw=8.0, staged=2.0),
+                           boundary(load=0.3, dry=20.0, wet=14.0), DT)
+    assert float(out.chiller_load_kw) < float(out.chiller_capacity_kw)  # capacity to spare
+    assert float(out.chw_supply_c) == pytest.approx(8.0, abs=1e-9)
+    assert float(out.tank_charge_kw) > 0.0
