@@ -220,7 +220,7 @@ def test_dcops_serve_hands_the_app_its_workers_and_ray_address(monkeypatch):
     monkeypatch.delenv("DCOPS_RAY_ADDRESS", raising=False)
     parser = argparse.ArgumentParser()
     add_serve_arguments(parser)
-    server_app.serve(parser.parse_args(["--db", "off", "--workers", "3", "--ray-address", "auto"]))
+    assert server_app.serve(parser.parse_args(["--db", "off", "--workers", "3", "--ray-address", "auto"])) == 0
     server_app.serve(parser.parse_args(["--db", "off"]))
     assert (built[0].workers, built[0].ray_address) == (3, "auto")
     assert (built[1].workers, built[1].ray_address) == (ServerConfig().workers, None)
@@ -377,3 +377,124 @@ def test_dcops_serve_hands_the_app_its_episode_store(monkeypatch, tmp_path):
     for args in (["--db", str(tmp_path / "given.db")], ["--db", "off"], ["--db", "None"], []):
         server_app.serve(parser.parse_args(args))
     assert [c.db_path for c in built] == [Path(tmp_path / "given.db"), None, None, Path(tmp_path / "from-env.db")]
+
+
+# ---------------------------------------------------------------------------------------------- app.py, second pass
+def test_a_session_header_of_up_to_128_characters_is_looked_up_and_a_longer_one_refused(client):
+    assert client.get("/state", headers={"X-Session-Id": "x" * 128}).status_code == 404
+    assert client.get("/state", headers={"X-Session-Id": "x" * 129}).status_code == 422
+
+
+def test_the_openapi_document_lists_the_documented_errors_and_hides_the_console(client):
+    paths = client.get("/openapi.json").json()["paths"]
+    assert {"403", "404"} <= set(paths["/episodes"]["get"]["responses"])
+    assert {"409", "413", "422", "503"} <= set(paths["/reset"]["post"]["responses"])
+    assert not {"/", "/web", "/docs", "/redoc"} & set(paths)
+    action = client.get("/openapi.json").json()["components"]["schemas"]["StepRequest"]["properties"]["action"]
+    assert "anyOf" in action or "oneOf" in action  # the typed actions, not a bare object
+
+
+def test_the_console_routes_redirect_to_it(client):
+    for path in ("/", "/web"):
+        reply = client.get(path, follow_redirects=False)
+        assert reply.status_code in (302, 307) and reply.headers["location"] == "/web/"
+
+
+def test_a_declared_body_of_exactly_the_limit_is_read():
+    reset = json.dumps({"task": COOLING, "seed": 1}).encode()
+    app = app_with(max_body_bytes=len(reset))
+    status, _ = asgi_post(app, "/reset", [reset], [("content-type", "application/json"),
+                                                   ("content-length", str(len(reset)))])
+    assert status == 200
+
+
+def test_a_full_server_says_when_to_retry_and_other_errors_do_not(client_factory, db_path):
+    with client_factory(db_path, max_sessions=1) as server, server.websocket_connect("/ws"):
+        full = server.post("/reset", json={"task": COOLING})
+        assert full.status_code == 503 and full.headers["retry-after"] == "5"
+        missing = server.get("/state", headers={"X-Session-Id": "nope"})
+        assert missing.status_code == 404 and "retry-after" not in missing.headers
+
+
+def test_a_websocket_refused_for_capacity_is_told_to_try_later(client_factory, db_path):
+    from starlette.websockets import WebSocketDisconnect
+
+    with client_factory(db_path, max_sessions=1) as server, server.websocket_connect("/ws"):
+        with server.websocket_connect("/ws") as second:
+            assert second.receive_json()["data"]["code"] == "CAPACITY_REACHED"
+            with pytest.raises(WebSocketDisconnect) as closed:
+                second.receive_json()
+            assert closed.value.code == 1013
+
+
+def test_episode_pages_order_and_continue_where_they_stopped(db_path, client_factory):
+    token = {"X-Operator-Token": "pages"}
+    with client_factory(db_path, operator_token="pages") as server:
+        assert server.get("/episodes").status_code == 403  # no token at all
+        seeds = (1, 2, 3)
+        for seed in seeds:
+            sid = server.post("/reset", json={"task": COOLING, "seed": seed}).json()["session_id"]
+            if seed == 1:
+                action = {"fan_speed": 0.8, "supply_setpoint_c": 19.0, "chw_setpoint_c": 9.0, "economiser_on": False}
+                for _ in range(2):
+                    server.post("/step", json={"action": action}, headers={"X-Session-Id": sid})
+        def page(**params):
+            return server.get("/episodes", params=params, headers=token).json()
+        assert [e["seed"] for e in page(order="asc")["episodes"]] == [1, 2, 3]
+        assert [e["seed"] for e in page(order="desc")["episodes"]] == [3, 2, 1]
+        middle = page(limit=1, offset=1)
+        assert [e["seed"] for e in middle["episodes"]] == [2] and middle["next_offset"] == 2
+        assert page(limit=2)["next_offset"] == 2
+        uid = page()["episodes"][0]["uid"]
+        steps = server.get(f"/episodes/{uid}", params={"limit": 1}, headers=token).json()
+        assert [s["t"] for s in steps["steps"]] == [0] and steps["next_offset"] == 1
+        rest = server.get(f"/episodes/{uid}", params={"offset": 1}, headers=token).json()
+        assert [s["t"] for s in rest["steps"]] == [1, 2] and rest["next_offset"] is None
+        for params in ({"limit": 0}, {"limit": 1001}, {"offset": -1}):
+            assert server.get(f"/episodes/{uid}", params=params, headers=token).status_code == 422
+
+
+def test_the_schema_of_a_task_name_of_200_characters_is_looked_up(client):
+    reply = client.get("/schema", params={"task": "t" * 200})
+    assert reply.status_code == 422 and "unknown task" in reply.json()["message"]
+    assert client.get("/schema", params={"task": "t" * 201}).status_code == 422
+
+
+def test_an_mcp_reset_with_invalid_arguments_names_them(client):
+    reply = _mcp(client, "start_episode", {"task": COOLING, "seed": "x"})
+    assert reply["isError"] is True and reply["structuredContent"]["code"] == "VALIDATION_ERROR"
+
+
+def test_a_websocket_frame_of_exactly_the_limit_is_read_and_its_errors_name_the_first_field(client_factory, db_path):
+    frame = json.dumps({"type": "reset", "data": {"task": COOLING, "seed": 1}})
+    with client_factory(db_path, max_body_bytes=len(frame)) as server, server.websocket_connect("/ws") as ws:
+        ws.send_text(frame)
+        assert ws.receive_json()["type"] == "observation"
+    with client_factory(db_path) as server, server.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "reset", "data": {"task": 5, "seed": "x", "episode_id": 7}})
+        error = ws.receive_json()["data"]
+        from pydantic import ValidationError
+
+        from dcops.models import ResetRequest
+        with pytest.raises(ValidationError) as caught:
+            ResetRequest.model_validate({"task": 5, "seed": "x", "episode_id": 7})
+        assert error["field"] == ".".join(str(p) for p in caught.value.errors()[0]["loc"])
+        ws.send_json({"type": "reset", "data": {"task": COOLING, "seed": 1}})
+        ws.receive_json()
+        ws.send_json({"type": "step", "data": {"action": {"fan_speed": 0.8, "supply_setpoint_c": 19.0,
+                                                          "chw_setpoint_c": 9.0, "economiser_on": False},
+                                               "expected_step": -1}})
+        assert ws.receive_json()["data"]["field"] == "expected_step"
+
+
+def test_the_lazy_app_builds_one_server_on_first_use(monkeypatch, tmp_path):
+    from fastapi.testclient import TestClient
+
+    from dcops.server import app as server_app
+
+    monkeypatch.setenv("DCOPS_DB", "off")
+    lazy = server_app._LazyApp()
+    with TestClient(lazy) as test_client:
+        assert test_client.get("/health").json()["status"] == "healthy"
+        built = lazy._app
+        assert built is not None and test_client.get("/health").status_code == 200 and lazy._app is built
