@@ -103,6 +103,9 @@ def test_the_raw_vector_must_have_the_tasks_length():
     vector, _ = episode.adapter.parse_action(episode, {"setpoints": [0.8, 19.0, 9.0, 1.0]})
     assert vector.tolist() == [0.8, 19.0, 9.0, 1.0]
     with pytest.raises(ActionError) as caught:
+        episode.adapter.parse_action(episode, {"setpoints": [0.8, 19.0, 9.0, 1.0, 0.5]})
+    assert caught.value.field == "action.setpoints" and caught.value.message.endswith("got 5")
+    with pytest.raises(ActionError) as caught:
         episode.adapter.parse_action(episode, {"setpoints": [0.8, 19.0, 9.0]})
     assert caught.value.field == "action.setpoints"
     assert caught.value.message == "expected 4 values (fan_speed×1, supply_setpoint_c×1, chw_setpoint_c, economiser_on), got 3"
@@ -296,6 +299,10 @@ def test_a_cluster_without_faults_has_none():
     ("queue", {"n_jobs": 1}, "options.n_jobs"), ("queue", {"max_slots": 1}, "options.max_slots"),
     ("cluster", {"power_cap_kw": 0.0}, "options.power_cap_kw"),
     ("cluster", {"power_cap_kw": 100_001.0}, "options.power_cap_kw"),
+    ("queue", {"n_jobs": 2001}, "options.n_jobs"), ("queue", {"load": 0.04}, "options.load"),
+    ("queue", {"load": 2.01}, "options.load"), ("queue", {"n_machines": 0}, "options.n_machines"),
+    ("queue", {"n_machines": 17}, "options.n_machines"), ("queue", {"max_slots": 65}, "options.max_slots"),
+    ("queue", {"atc_k": 0.0}, "options.atc_k"), ("queue", {"atc_k": 20.5}, "options.atc_k"),
     ("cooling", {"n_steps": 0, "start_jitter_days": -1}, "options.n_steps"),  # the first of two errors
     ("cooling", {"start_jitter_days": -1}, "options.start_jitter_days"),
     ("cooling", {"start_jitter_days": 366}, "options.start_jitter_days"),
@@ -312,7 +319,9 @@ def test_reset_options_outside_their_documented_ranges_are_refused_by_name(famil
     ("cooling", {"n_steps": 2016}), ("cooling", {"start_jitter_days": 365}), ("queue", {"n_jobs": 2}),
     ("queue", {"load": 2.0}), ("queue", {"n_machines": 1}), ("queue", {"max_slots": 2}),
     ("queue", {"max_slots": 64}), ("queue", {"atc_k": 20.0}), ("cluster", {"n_windows": 1}),
-    ("cluster", {"power_cap_kw": 100_000.0}),
+    ("cluster", {"power_cap_kw": 100_000.0}), ("cluster", {"power_cap_kw": 0.5}), ("cooling", {"n_steps": 1}),
+    ("cooling", {"start_jitter_days": 0}), ("queue", {"n_jobs": 2000}), ("queue", {"load": 0.05}),
+    ("queue", {"n_machines": 16}), ("queue", {"atc_k": 0.5}),
 ])
 def test_reset_options_at_the_ends_of_their_ranges_are_taken(family, options):
     assert FAMILIES[family].parse_options(options) == options
