@@ -498,3 +498,55 @@ def test_the_lazy_app_builds_one_server_on_first_use(monkeypatch, tmp_path):
         assert test_client.get("/health").json()["status"] == "healthy"
         built = lazy._app
         assert built is not None and test_client.get("/health").status_code == 200 and lazy._app is built
+
+
+def test_mcp_tools_do_what_they_are_named_for(client):
+    first = _mcp(client, "start_episode", {"task": COOLING, "seed": 5})["structuredContent"]
+    again = _mcp(client, "start_episode", {"task": COOLING, "seed": 5}, 2)["structuredContent"]
+    assert first["metadata"]["seed"] == 5 and first["observation"] == again["observation"]  # the seed is used
+    sid = first["session_id"]
+    suggestion = _mcp(client, "suggest_action", {"session_id": sid}, 3)["structuredContent"]
+    assert set(suggestion) == {"policy", "action"}  # a suggestion, neither a step nor the state
+    assert _mcp(client, "episode_state", {"session_id": sid}, 4)["structuredContent"]["step_count"] == 0
+
+
+def test_a_websocket_step_without_an_action_is_a_validation_error_not_a_dropped_socket(client):
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "reset", "data": {"task": COOLING, "seed": 1}})
+        ws.receive_json()
+        ws.send_json({"type": "step", "data": {"expected_step": 0}})
+        error = ws.receive_json()
+        assert error["type"] == "error" and error["data"]["code"] == "VALIDATION_ERROR"
+        ws.send_json({"type": "state"})
+        assert ws.receive_json()["type"] == "state"  # the socket is still open
+
+
+def test_the_metadata_says_whether_episodes_are_stored(client_factory, db_path):
+    with client_factory(db_path) as stored, client_factory(None) as unstored:
+        assert stored.get("/metadata").json()["episode_store"] is True
+        assert unstored.get("/metadata").json()["episode_store"] is False
+
+
+def test_an_episodes_steps_take_the_same_token_and_paging_rules(client_factory, db_path):
+    with client_factory(db_path, operator_token="t" * 256) as server:
+        server.post("/reset", json={"task": COOLING, "seed": 1})
+        uid = server.get("/episodes", headers={"X-Operator-Token": "t" * 256}).json()["episodes"][0]["uid"]
+        assert server.get(f"/episodes/{uid}", params={"offset": 0},
+                          headers={"X-Operator-Token": "t" * 256}).status_code == 200
+        assert server.get(f"/episodes/{uid}", headers={"X-Operator-Token": "t" * 257}).status_code == 422
+
+
+def test_dcops_serve_hands_the_app_its_idle_timeout(monkeypatch):
+    import argparse
+
+    from dcops.server import app as server_app
+    from dcops.server.config import add_serve_arguments
+
+    built = []
+    monkeypatch.setattr(server_app, "create_app", lambda config: built.append(config) or object())
+    monkeypatch.setattr("uvicorn.run", lambda application, **kwargs: None)
+    parser = argparse.ArgumentParser()
+    add_serve_arguments(parser)
+    server_app.serve(parser.parse_args(["--db", "off", "--idle-timeout", "30"]))
+    server_app.serve(parser.parse_args(["--db", "off"]))
+    assert built[0].session_idle_s == 30.0 and built[1].session_idle_s == ServerConfig.from_env().session_idle_s
