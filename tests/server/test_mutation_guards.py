@@ -297,7 +297,8 @@ def test_a_reset_with_bad_options_takes_no_session_at_all(client):
 
 
 def test_ray_workers_with_worker_processes_are_accepted_until_the_server_starts():
-    app_with(ray_address="auto", workers=1)  # nothing starts before the server does (no Ray needed here)
+    for workers in (1, 2):
+        app_with(ray_address="auto", workers=workers)  # nothing starts before the server does (no Ray here)
 
 
 def test_a_request_with_several_errors_is_refused_naming_the_first(client):
