@@ -32,6 +32,13 @@ def _manager(max_sessions: int = 8, idle_timeout_s: float = 60.0, store: Episode
     return SessionManager(max_sessions, idle_timeout_s, store, TASK, SECRET, clock=clock or Clock())
 
 
+def _refused(call) -> ApiError:
+    """The client error ``call()`` raises."""
+    with pytest.raises(ApiError) as caught:
+        call()
+    return caught.value
+
+
 def test_a_new_manager_has_counted_nothing():
     summary = _manager(max_sessions=3, idle_timeout_s=42.0).summary()
     assert summary == {"capacity": 3, "open": 0, "running": 0, "finished": 0, "websocket": 0, "evictable": 0,
@@ -133,12 +140,10 @@ def test_each_client_error_carries_its_status_and_code():
             call()
         assert (caught.value.status, caught.value.code) == (status, code)
     session.reset(seed=3)
-    with pytest.raises(ApiError) as caught:
-        session.step(["not", "an", "object"])
-    assert (caught.value.status, caught.value.code, caught.value.field) == (422, "VALIDATION_ERROR", "action")
-    with pytest.raises(ApiError) as caught:
-        session.scorecard()
-    assert (caught.value.status, caught.value.code) == (409, "EPISODE_RUNNING")
+    error = _refused(lambda: session.step(["not", "an", "object"]))
+    assert (error.status, error.code, error.field) == (422, "VALIDATION_ERROR", "action")
+    error = _refused(session.scorecard)
+    assert (error.status, error.code) == (409, "EPISODE_RUNNING")
 
 
 def test_a_stale_step_is_refused_even_for_an_action_json_cannot_write():
@@ -191,12 +196,9 @@ def test_a_step_after_the_end_is_refused_as_over():
     session = _manager().create(HTTP)
     session.reset(seed=1, options={"n_steps": 1})
     assert session.step(ACTION)["done"] is True
-    with pytest.raises(ApiError) as caught:
-        session.step(ACTION)
-    assert (caught.value.status, caught.value.code) == (409, "EPISODE_OVER")
-    with pytest.raises(ApiError) as caught:
-        session.suggest()
-    assert (caught.value.status, caught.value.code) == (409, "EPISODE_OVER")
+    for call in (lambda: session.step(ACTION), session.suggest):
+        error = _refused(call)
+        assert (error.status, error.code) == (409, "EPISODE_OVER")
 
 
 def test_a_retry_is_recognised_by_its_action_whatever_the_key_order_and_only_by_it():

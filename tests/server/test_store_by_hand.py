@@ -126,7 +126,7 @@ def test_paging_starts_at_the_first_row_unless_told_otherwise(tmp_path):
 # ---- prune --------------------------------------------------------------------------------------------------------
 
 
-def test_prune_by_age_deletes_what_started_strictly_more_than_keep_days_ago(tmp_path):
+def test_prune_by_age_deletes_what_started_strictly_more_than_keep_days_ago_and_keeps_the_rest(tmp_path):
     store = EpisodeStore(tmp_path / "x.db")
     try:
         _episode(store, "old")
@@ -139,17 +139,11 @@ def test_prune_by_age_deletes_what_started_strictly_more_than_keep_days_ago(tmp_
         result = store.prune(keep_days=0.05, now=young + 7200.0)
         assert result["deleted_episodes"] == 2
         assert store.episodes() == []
-    finally:
-        store.close()
-
-
-def test_prune_by_age_keeps_what_is_younger_than_keep_days(tmp_path):
-    store = EpisodeStore(tmp_path / "x.db")
-    try:
+        # Younger than two days is kept; a second over two days is not.
         _episode(store, "u")
         started = _started(store, "u")
         assert store.prune(keep_days=2.0, now=started + 1.5 * DAY_S)["deleted_episodes"] == 0
-        assert store.prune(keep_days=2.0, now=started + 2 * DAY_S + 1.0)["deleted_episodes"] == 1  # a second over
+        assert store.prune(keep_days=2.0, now=started + 2 * DAY_S + 1.0)["deleted_episodes"] == 1
     finally:
         store.close()
 
