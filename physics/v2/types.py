@@ -256,9 +256,9 @@ class PlantV2Outputs(NamedTuple):
 def initial_state_v2(config: PlantV2Config, zone_temp_c: float = 30.0, chw_supply_c: float = 10.0,
                      cw_supply_c: float = 25.0, chillers_on: float | None = None, tank_temp_c: float | None = None,
                      batch_shape: tuple[int, ...] = ()) -> PlantV2State:
-    """A state with every zone at ``zone_temp_c``, the loops at their temperatures, ``chillers_on`` staged
-    (all of them by default), no staging change yet and the tank (if any) at ``tank_temp_c`` (default: the
-    chilled water, fully charged)."""
+    """A state with every zone at ``zone_temp_c`` (default a warm hall, 30 °C), the loops at theirs (10 °C chilled,
+    25 °C condenser), ``chillers_on`` staged (all by default), no staging change yet and the tank (if any) at
+    ``tank_temp_c`` (default: the chilled water, fully charged)."""
     def plant(value: float) -> Array:
         return np.full(batch_shape, float(value))
 

@@ -153,3 +153,41 @@ def test_the_storage_pump_is_priced_like_the_chilled_water_pump():
     per_kg_s = c.chw_pump_design_kw / c.chw_design_flow_kg_s  # 0.012 × 1100 kW over the 6 K design flow
     assert c.tank.pump_kw == pytest.approx(per_kg_s * c.tank.max_flow_kg_s, rel=1e-12)
     assert per_kg_s == pytest.approx(0.012 * CP_WATER_KJ_PER_KG_K * 6.0, rel=1e-12)
+
+
+def test_the_default_initial_state_is_the_documented_warm_hall():
+    state = initial_state_v2(PlantV2Config.default(n_zones=3))
+    np.testing.assert_array_equal(state.zone_temp_c, [30.0, 30.0, 30.0])
+    assert (float(state.chw_supply_c), float(state.cw_supply_c), float(state.tank_temp_c)) == (10.0, 25.0, 10.0)
+
+
+def test_a_state_copy_shares_no_array_with_its_original():
+    state = initial_state_v2(PlantV2Config.default(storage_minutes=30.0), batch_shape=(2,))
+    copy = state.copy()
+    for name in vars(state):
+        getattr(copy, name)[...] = -1.0
+        assert not np.any(getattr(state, name) == -1.0), name  # the original is untouched
+
+
+def test_configs_and_uncertainties_are_immutable():
+    """A config is shared by every environment built from it (and by a vector's copies): changing one in place
+    would change them all, so only ``with_`` (a new config) may change it."""
+    import dataclasses
+
+    config = PlantV2Config.default()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.n_chillers = 3  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        AirflowUncertainty().bypass_range = (0.0, 0.5)  # type: ignore[misc]
+    assert config.with_(n_chillers=3).n_chillers == 3 and config.n_chillers == 2
+
+
+def test_a_config_built_field_by_field_stages_as_many_chillers_as_the_default():
+    """The class's field defaults and ``default()``'s arguments agree: a config built from every sized field but
+    ``n_chillers`` has the chillers ``default()`` sizes for."""
+    import dataclasses
+
+    sized = PlantV2Config.default()
+    direct = PlantV2Config(**{f.name: getattr(sized, f.name) for f in dataclasses.fields(sized)
+                              if f.name != "n_chillers"})
+    assert direct.n_chillers == sized.n_chillers

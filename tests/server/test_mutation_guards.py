@@ -541,3 +541,146 @@ def test_dcops_serve_hands_the_app_its_idle_timeout(monkeypatch):
     server_app.serve(parser.parse_args(["--db", "off", "--idle-timeout", "30"]))
     server_app.serve(parser.parse_args(["--db", "off"]))
     assert built[0].session_idle_s == 30.0 and built[1].session_idle_s == ServerConfig.from_env().session_idle_s
+
+
+# ---------------------------------------------------------------------------------------------- worker routing
+class _FakeWorker:
+    """A worker process's stand-in: every reset succeeds, every step gets ``step_reply`` (the worker's
+    ``(status, *rest)`` tuple), so the app's handling of a worker's answers is tested without a process."""
+
+    def __init__(self, step_reply: tuple[Any, ...]) -> None:
+        self.sessions = 0
+        self.step_reply = step_reply
+
+    def submit(self, op: str, sid: str, transport: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        import concurrent.futures
+
+        future: concurrent.futures.Future[tuple[Any, ...]] = concurrent.futures.Future()
+        future.set_result(("ok", '{"observation": {}, "reward": 0.0, "done": false}', False) if op == "reset"
+                          else self.step_reply)
+        return future
+
+    def send_close(self, sid: str) -> None:
+        pass
+
+
+def _fake_pools(monkeypatch: pytest.MonkeyPatch, step_reply: tuple[Any, ...]) -> list[str]:
+    """Replace both pool kinds in the app by fakes whose workers answer steps with ``step_reply``; returns the
+    list each fake pool appends its kind to when the server starts it."""
+    from dcops.server import app as server_app
+
+    started: list[str] = []
+
+    def pool(kind: str) -> Any:
+        class FakePool:
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                started.append(kind)
+                self.worker = _FakeWorker(step_reply)
+
+            def assign(self) -> _FakeWorker:
+                return self.worker
+
+            def stop(self) -> None:
+                pass
+
+        return FakePool
+
+    monkeypatch.setattr(server_app, "WorkerPool", pool("processes"))
+    monkeypatch.setattr(server_app, "RayWorkerPool", pool("ray"))
+    return started
+
+
+@pytest.mark.parametrize("ray_address, kind", [(None, "processes"), ("auto", "ray")])
+def test_the_server_starts_the_worker_pool_its_configuration_names(monkeypatch, client_factory, ray_address, kind):
+    started = _fake_pools(monkeypatch, ("ok", '{"observation": {}, "reward": 0.0, "done": false}', False))
+    with client_factory(None, workers=1, ray_address=ray_address) as server:
+        assert server.post("/reset", json={"task": COOLING, "seed": 1}).status_code == 200
+    assert started == [kind]
+
+
+def test_a_worker_gone_error_frees_the_session_and_any_other_worker_error_keeps_it(monkeypatch, client_factory):
+    step = {"action": {"fan_speed": 0.8, "supply_setpoint_c": 19.0, "chw_setpoint_c": 9.0, "economiser_on": False}}
+    for code, status, kept in (("WORKER_GONE", 503, False), ("STALE_STEP", 409, True),
+                               ("Z_SORTS_AFTER_WORKER_GONE", 409, True), ("A_SORTS_BEFORE", 409, True)):
+        _fake_pools(monkeypatch, ("api", status, code, "the worker said no"))
+        with client_factory(None, workers=1) as server:
+            sid = server.post("/reset", json={"task": COOLING, "seed": 1}).headers["X-Session-Id"]
+            refused = server.post("/step", json=step, headers={"X-Session-Id": sid})
+            assert refused.status_code == status and refused.json()["code"] == code
+            assert server.get("/sessions").json()["open"] == int(kept), code
+            again = server.post("/step", json=step, headers={"X-Session-Id": sid})
+            assert again.json()["code"] == (code if kept else "SESSION_NOT_FOUND"), code
+
+
+# ---------------------------------------------------------------------------------------------- reaper, paging
+def test_the_reaper_wakes_every_quarter_of_the_idle_timeout_within_half_a_second_and_a_minute(monkeypatch):
+    from dcops.server import app as server_app
+
+    for idle_s, expected_sleep_s in ((1.0, 0.5), (8.0, 2.0), (100.0, 25.0), (1000.0, 60.0)):
+        slept: list[float] = []
+        reaped: list[int] = []
+
+        async def fake_sleep(seconds: float, slept: list[float] = slept) -> None:
+            slept.append(seconds)
+            if len(slept) == 3:
+                raise asyncio.CancelledError
+
+        class Manager:
+            def reap_idle(self, reaped: list[int] = reaped) -> list[str]:
+                reaped.append(1)
+                return []
+
+        monkeypatch.setattr(server_app.asyncio, "sleep", fake_sleep)
+        with pytest.raises(asyncio.CancelledError):
+            asyncio.run(server_app._reap_forever(Manager(), idle_s))
+        monkeypatch.undo()
+        assert slept == [expected_sleep_s] * 3 and len(reaped) == 2, idle_s
+
+
+def test_episode_pages_hold_100_rows_unless_asked_and_take_offset_zero(client_factory, db_path):
+    from dcops.server.store import EpisodeStore
+
+    token = {"X-Operator-Token": "pages"}
+    store = EpisodeStore(db_path)
+    for i in range(101):
+        store.start_episode(f"u{i:03d}", f"e{i}", f"s{i}", "http", COOLING, i, {}, {}, {})
+    for t in range(1, 101):  # step 0 came with the reset: 101 steps in all
+        store.record_step("u000", t, {"a": t}, {}, 0.0, False, {})
+    store.close()
+    with client_factory(db_path, operator_token="pages") as server:
+        page = server.get("/episodes", params={"offset": 0}, headers=token).json()
+        assert len(page["episodes"]) == 100 and page["next_offset"] == 100
+        assert page["episodes"][0]["uid"] == "u000"
+        steps = server.get("/episodes/u000", headers=token).json()
+        assert len(steps["steps"]) == 100 and steps["next_offset"] == 100
+        assert server.get("/episodes/u000", params={"limit": 1000}, headers=token).json()["next_offset"] is None
+
+
+def test_a_websocket_step_refuses_an_expected_step_that_is_not_a_non_negative_integer(client):
+    action = {"fan_speed": 0.8, "supply_setpoint_c": 19.0, "chw_setpoint_c": 9.0, "economiser_on": False}
+    with client.websocket_connect("/ws") as ws:
+        ws.send_json({"type": "reset", "data": {"task": COOLING, "seed": 1}})
+        ws.receive_json()
+        for expected in ("2", True, 1.5, -1):
+            ws.send_json({"type": "step", "data": {"action": action, "expected_step": expected}})
+            error = ws.receive_json()
+            assert error["type"] == "error" and error["data"]["code"] == "VALIDATION_ERROR", expected
+            assert error["data"]["field"] == "expected_step", expected
+        ws.send_json({"type": "step", "data": {"action": action, "expected_step": 0}})
+        assert ws.receive_json()["type"] == "observation"  # the socket is still open and the step still first
+
+
+def test_dcops_serve_hands_the_app_its_session_capacity(monkeypatch):
+    import argparse
+
+    from dcops.server import app as server_app
+    from dcops.server.config import add_serve_arguments
+
+    built = []
+    monkeypatch.setattr(server_app, "create_app", lambda config: built.append(config) or object())
+    monkeypatch.setattr("uvicorn.run", lambda application, **kwargs: None)
+    parser = argparse.ArgumentParser()
+    add_serve_arguments(parser)
+    server_app.serve(parser.parse_args(["--db", "off", "--max-sessions", "7"]))
+    server_app.serve(parser.parse_args(["--db", "off"]))
+    assert built[0].max_sessions == 7 and built[1].max_sessions == ServerConfig.from_env().max_sessions
