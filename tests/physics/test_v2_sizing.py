@@ -15,7 +15,7 @@ from dcops.physics.constants import (
     KW_PER_TON_REFRIGERATION,
 )
 from dcops.physics.v2.coil import design_ntu
-from dcops.physics.v2.types import AirflowUncertainty, PlantV2Config, initial_state_v2
+from dcops.physics.v2.types import AirflowUncertainty, PlantV2Config, PlantV2Control, initial_state_v2
 
 
 def test_the_default_plant_is_sized_as_its_docstring_says():
@@ -169,9 +169,10 @@ def test_a_state_copy_shares_no_array_with_its_original():
         assert not np.any(getattr(state, name) == -1.0), name  # the original is untouched
 
 
-def test_configs_and_uncertainties_are_immutable():
+def test_configs_uncertainties_and_controls_are_immutable():
     """A config is shared by every environment built from it (and by a vector's copies): changing one in place
-    would change them all, so only ``with_`` (a new config) may change it."""
+    would change them all, so only ``with_`` (a new config) may change it. A control is the record of what was
+    asked for in a step, so it too stays as it was built."""
     import dataclasses
 
     config = PlantV2Config.default()
@@ -179,6 +180,9 @@ def test_configs_and_uncertainties_are_immutable():
         config.n_chillers = 3  # type: ignore[misc]
     with pytest.raises(dataclasses.FrozenInstanceError):
         AirflowUncertainty().bypass_range = (0.0, 0.5)  # type: ignore[misc]
+    control = PlantV2Control(*(np.float64(0.5) for _ in dataclasses.fields(PlantV2Control)))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        control.fan_speed = np.float64(1.0)  # type: ignore[misc]
     assert config.with_(n_chillers=3).n_chillers == 3 and config.n_chillers == 2
 
 
