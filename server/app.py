@@ -589,7 +589,7 @@ def _document_actions(app: FastAPI) -> None:
 
 
 async def _reap_forever(manager: SessionManager, idle_s: float) -> None:
-    """Expire idle HTTP sessions now and then (creation also expires them, so this only frees memory)."""
+    """Expire idle HTTP sessions every quarter of the timeout, 0.5 to 60 s apart (creation expires them too)."""
     while True:
         await asyncio.sleep(min(max(idle_s / 4.0, 0.5), 60.0))
         manager.reap_idle()
