@@ -34,6 +34,7 @@ def test_empty_values_are_unset(env):
     config = ServerConfig.from_env()
     assert (config.max_sessions, config.session_idle_s, config.max_body_bytes, config.workers) == (64, 900.0, 2**20, 0)
     assert config.operator_token is None and config.ray_address is None and config.db_path == default_db_path()
+    assert config.store_observations and not config.ws_compression  # an empty switch keeps its default too
 
 
 def test_values_are_read(env):
@@ -46,6 +47,13 @@ def test_values_are_read(env):
     assert (config.operator_token, config.ray_address, config.db_sync, config.default_task) == (
         "tok", "auto", "FULL", "cooling/x")
     assert config.ws_compression
+
+
+@pytest.mark.parametrize("value", ["0.001", "0.5", "60", "1e6"])
+def test_the_idle_timeout_takes_any_value_from_its_minimum_up(env, value):
+    """The minimum is a lower bound, not the only value allowed."""
+    env.setenv("DCOPS_SESSION_IDLE_S", value)
+    assert ServerConfig.from_env().session_idle_s == float(value)
 
 
 @pytest.mark.parametrize(("value", "stored"), [("0", False), ("1", True), ("yes", True)])

@@ -39,9 +39,12 @@ def test_export_writes_each_episode_with_its_steps(tmp_path, capsys):
     assert [json.loads(line)["uid"] for line in only.read_text().splitlines()] == ["u0", "u2"]
 
 
-def test_export_needs_an_output_and_an_existing_database(tmp_path):
-    with pytest.raises(SystemExit):
-        main(["export", "--db", str(tmp_path / "e.db")])  # --out is required
+def test_export_needs_an_output_and_an_existing_database(tmp_path, capsys):
+    db = tmp_path / "e.db"
+    _store(db)
+    with pytest.raises(SystemExit) as refused:
+        main(["export", "--db", str(db)])  # --out is required, even with a database to read
+    assert refused.value.code == 2 and "--out" in capsys.readouterr().err  # argparse's usage error
     with pytest.raises(SystemExit, match="--db: no episode database at"):
         main(["export", "--db", str(tmp_path / "missing.db"), "--out", str(tmp_path / "x.jsonl")])
 
