@@ -4,14 +4,25 @@ what it was asked. The processes and a real Ray instance are tested in ``test_wo
 
 from __future__ import annotations
 
+import concurrent.futures
+import json
+import multiprocessing
 import sys
+import threading
 import types
 from typing import Any
 
 import pytest
 
 from dcops.server.sessions import Session
-from dcops.server.workers import RayWorkerHandle, RayWorkerPool, RemoteSession, SessionHost
+from dcops.server.workers import (
+    RayWorkerHandle,
+    RayWorkerPool,
+    RemoteSession,
+    SessionHost,
+    WorkerHandle,
+    _serve,
+)
 
 COOLING = "cooling/single_zone_recovery"
 SECRET = b"workers by hand"
@@ -107,10 +118,12 @@ def test_a_ray_pool_needs_a_worker(fake_ray):
 
 @pytest.mark.parametrize("address", ["local", "auto", "ray://head:10001", "a"])
 def test_local_starts_a_private_ray_instance_and_any_other_address_joins_that_cluster(fake_ray, address):
+    """Either way the server's output and logging stay its own: Ray neither forwards its workers' logs to the
+    server process nor configures the server's logging (and a private instance runs no dashboard)."""
     pool = _pool(2, address)
     init = fake_ray.calls[0]
     if address == "local":
-        assert init[0] == "init" and "address" not in init[1] and init[1]["include_dashboard"] is False
+        assert init == ("init", {"include_dashboard": False, "log_to_driver": False, "configure_logging": False})
     else:
         assert init == ("init", {"address": address, "log_to_driver": False, "configure_logging": False})
     assert [c[1] for c in fake_ray.calls if c[0] == "actor"] == ["actor0", "actor1"]
@@ -136,3 +149,70 @@ def test_a_ray_worker_is_asked_to_shut_down_only_while_alive_and_killed_either_w
     dead.stop()
     assert fake_ray.calls == [("get", ("shutdown", "actor0")), ("kill", "actor0"), ("kill", "actor1")]
     assert isinstance(alive, RayWorkerHandle)
+
+
+def test_a_ray_worker_whose_call_fails_is_gone_for_that_call_and_dead_for_the_pool():
+    failed: concurrent.futures.Future[Any] = concurrent.futures.Future()
+    failed.set_exception(RuntimeError("the actor died"))
+    actor = types.SimpleNamespace(call=types.SimpleNamespace(remote=lambda *a: types.SimpleNamespace(
+        future=lambda: failed)))
+    handle = RayWorkerHandle(actor)
+    with pytest.raises(Exception) as gone:
+        handle.submit("step", "s", "http", (), {}).result(timeout=5)
+    assert getattr(gone.value, "code", None) == "WORKER_GONE" and handle.alive is False
+    again = handle.submit("step", "s", "http", (), {})  # a dead worker fails at once, without a call
+    assert again.exception(timeout=0).code == "WORKER_GONE"
+
+
+def test_a_worker_loop_answers_by_request_id_skips_closes_and_ends_on_none():
+    """``_serve`` run in a thread on one end of a pipe: a reset is answered under its request id, a close gets no
+    reply, and ``None`` ends the loop even though the pipe stays open."""
+    ours, theirs = multiprocessing.Pipe()
+    loop = threading.Thread(target=_serve, args=(theirs, None, "normal", True, COOLING, SECRET), daemon=True)
+    loop.start()
+    try:
+        ours.send((7, "reset", "s1", "http", (), {"task": COOLING, "seed": 1}))
+        assert ours.poll(30)
+        rid, (status, _, done) = ours.recv()
+        assert (rid, status, done) == (7, "ok", False)
+        ours.send((-1, "close", "s1", "", (), {}))
+        ours.send((8, "state", "s1", "http", (), {}))  # the closed session is gone: a fresh one answers
+        rid, (status, state, _) = ours.recv()
+        assert (rid, status) == (8, "ok") and "episode_id" not in json.loads(state)  # never reset: no episode
+        ours.send(None)
+        loop.join(5)
+        assert not loop.is_alive()
+    finally:
+        ours.close()  # ends a loop that ignored None (EOF)
+        loop.join(5)
+
+
+class _BrokenPipe:
+    """A worker's pipe end after the worker died: sends fail; receives wait until released, then end."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def send(self, message: Any) -> None:
+        raise BrokenPipeError("the worker is gone")
+
+    def recv(self) -> Any:
+        self.release.wait(10)
+        raise EOFError
+
+    def close(self) -> None:
+        self.release.set()
+
+
+def test_stopping_a_worker_whose_pipe_broke_does_not_raise():
+    pipe = _BrokenPipe()
+    process = types.SimpleNamespace(start=lambda: None, join=lambda timeout=None: None, is_alive=lambda: False,
+                                    terminate=lambda: None)
+    context = types.SimpleNamespace(Pipe=lambda: (pipe, types.SimpleNamespace(close=lambda: None)),
+                                    Process=lambda **kwargs: process)
+    handle = WorkerHandle(context, None, "normal", True, COOLING, SECRET)
+    assert handle.alive  # the reader has not seen the pipe end yet
+    handle.send_close("s")  # a close to a dead worker is dropped
+    assert handle.submit("step", "s", "http", (), {}).exception(timeout=0).code == "WORKER_GONE"
+    handle.stop(timeout_s=0.1)
+    assert pipe.release.is_set()
