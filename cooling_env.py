@@ -15,9 +15,9 @@ temperature (°C), IT load as a fraction of design, current fan speed (fraction)
 Then the plant (11 values): reported chilled-water supply temperature (°C), fraction of chiller units available,
 economiser fraction of the last step, outdoor dry-bulb and wet-bulb (°C), grid carbon intensity (kgCO2/kWh),
 sin and cos of the local hour, episode progress (0–1), cooling power over design IT power, and PUE of the last
-step. Sensors carry seeded noise, calibration bias and (task-dependent) drift: the true inlet temperatures
-reach no policy (with ``diagnostics=True``, an evaluator gets them in ``info["inlet_c"]``). Values are clipped
-to the observation box.
+step. Sensors carry seeded noise, calibration bias and (task-dependent) drift; the true inlets reach no policy
+(with ``diagnostics=True`` an evaluator gets them in ``info["inlet_c"]``); values are clipped to the observation box.
+Reset draws: day jitter, weather, carbon, load, faults, then inlet, return-air, chilled-water sensors (biases, noise).
 
 **Actions.** Values outside the box are clipped to it; an action of the wrong shape or with NaN/inf raises
 ``ValueError`` naming the field, and the episode is left unchanged (the step is not taken).

@@ -112,8 +112,8 @@ def daily_anomaly(
 ) -> NDArray[np.float64]:
     """A seeded AR(1) day-to-day anomaly, drawn at each local noon and interpolated linearly in between.
 
-    Returns one value per instant with marginal standard deviation ``std`` and lag-one-day correlation
-    ``day_to_day_correlation``; smooth in time, so no step at midnight.
+    One value per instant, with std ``std`` and lag-one-day correlation ``day_to_day_correlation`` at the noons.
+    Seed contract: D + 3 standard normals for days 0..D (the noons of days −1..D+1), so 2 when there is no instant.
     """
     n_days = int(points.day_index.max()) + 3 if points.day_index.size else 2
     shocks = rng.standard_normal(n_days)

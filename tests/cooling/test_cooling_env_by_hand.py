@@ -212,6 +212,31 @@ def test_weather_and_carbon_are_read_at_each_steps_middle_in_the_seeds_order():
     np.testing.assert_array_equal(unwrapped._carbon_g_per_kwh, carbon)
 
 
+def test_the_sensor_errors_follow_the_faults_in_the_documented_order():
+    """Module docstring (reset draws): the day jitter, weather, carbon, load and faults, then the inlet, return-air
+    and chilled-water sensors, each family its biases and then its noise for the reset reading and every step."""
+    from dcops.physics.carbon import carbon_source
+    from dcops.physics.sensors import draw_errors
+    from dcops.physics.weather import weather_source
+
+    env = dcops.make_env("cooling/multi_zone_sensor_drift", n_steps=6)
+    env.reset(seed=11)
+    unwrapped, spec = env.unwrapped, env.unwrapped.task
+    assert spec.start_jitter_days and callable(spec.faults)  # every draw of the list is made
+    n, dt, z = spec.n_steps, spec.dt_s, spec.plant.n_zones
+    rng = np.random.default_rng(11)
+    start = spec.start + timedelta(days=int(rng.integers(0, spec.start_jitter_days + 1)))
+    middles = np.arange(n) * dt + dt / 2.0
+    weather_source(spec.climate).series(start, middles, rng)
+    carbon_source(spec.grid_region, spec.climate).series(start, middles, rng)
+    spec.load.generate(rng, spec.plant.zone_design_it_kw, n, dt, start.hour + start.minute / 60.0)
+    assert tuple(spec.faults(rng)) == unwrapped.faults
+    for errors, sensors in ((unwrapped._inlet_errors, z), (unwrapped._return_errors, z), (unwrapped._chw_errors, 1)):
+        expected = draw_errors(spec.sensor_model, rng, n + 1, sensors)
+        np.testing.assert_array_equal(errors.bias_k, expected.bias_k)
+        np.testing.assert_array_equal(errors.noise_k, expected.noise_k)
+
+
 def test_a_start_off_the_hour_moves_the_hour_features_by_its_minutes():
     env = dcops.make_env("cooling/single_zone_recovery", start=datetime(2026, 6, 10, 13, 30), start_jitter_days=0)
     obs, _ = env.reset(seed=0)

@@ -291,6 +291,17 @@ def test_a_fan_failure_window_includes_its_start_and_excludes_its_end():
     np.testing.assert_allclose(timeline.fan_units_alive[:, 0], [1.0, 0.5, 0.5, 1.0, 1.0])
 
 
+def test_a_fault_that_ends_builds_its_timeline_without_a_warning():
+    """Steps after a fan failure's end are plain steps: building the timeline warns of nothing (no division, no
+    overflow), whether or not warnings are errors."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        timeline = build_timeline([FanFailure(start_s=0.0, zone=0, units_lost=0.5, duration_s=300.0)], 3, 300.0, 1, 1)
+    np.testing.assert_allclose(timeline.fan_units_alive[:, 0], [0.5, 1.0, 1.0])
+
+
 def test_the_default_load_is_the_documented_one():
     assert LoadProfile() == LoadProfile(pattern="diurnal", low=0.5, high=0.9, noise=0.02, zone_spread=0.05,
                                         peak_hour=15.0, spike_probability=0.05)

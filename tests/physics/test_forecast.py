@@ -70,6 +70,23 @@ def test_the_error_series_is_the_stated_recurrence():
     np.testing.assert_array_equal(unit_ar1(np.random.default_rng(9), 6, 300.0, 0.0), shocks)  # no memory
 
 
+def test_a_correlation_time_under_an_hour_still_has_memory():
+    """ρ = exp(−Δt/τ) for any τ > 0: half an hour of correlation with 5-minute steps is ρ = e^(−1/6), not white
+    noise."""
+    shocks = np.random.default_rng(4).standard_normal(3)
+    rho = math.exp(-300.0 / 1800.0)
+    e1 = rho * shocks[0] + math.sqrt(1.0 - rho * rho) * shocks[1]
+    values = unit_ar1(np.random.default_rng(4), 3, 300.0, 0.5)
+    assert values[0] == shocks[0] and values[1] == pytest.approx(e1, rel=1e-12)
+    assert values[2] == pytest.approx(rho * e1 + math.sqrt(1.0 - rho * rho) * shocks[2], rel=1e-12)
+
+
+def test_the_perfect_forecast_model_has_no_error_at_any_lead():
+    """``PERFECT``: forecasts without error, for every quantity (the leads and correlation time are the defaults)."""
+    assert (PERFECT.wet_bulb_sigma_k, PERFECT.carbon_sigma_fraction, PERFECT.load_sigma_fraction) == (0.0, 0.0, 0.0)
+    assert (PERFECT.leads_h, PERFECT.correlation_hours) == (ForecastModel().leads_h, ForecastModel().correlation_hours)
+
+
 def test_forecasts_by_hand():
     truth = np.array([10.0, 20.0, 30.0, 40.0, 50.0])
     errors = np.array([0.5, -100.0, 1.0])

@@ -128,3 +128,47 @@ def test_the_daily_anomaly_consumes_its_seeded_draws_in_order():
     following = np.random.default_rng(21)
     following.standard_normal(5)
     assert rng.standard_normal() == following.standard_normal()
+
+
+def test_instants_before_the_first_midnight_count_back_from_it():
+    """Days are counted from the start's local midnight, whole days down: 23:00 the evening before is day −1 (not
+    day 0), that midnight day 0, the next midnight day 1."""
+    p = calendar_points(datetime(2026, 3, 10, 6, 0), np.array([-7.0, -6.0, 0.0, 18.0]) * HOUR)
+    assert list(p.day_index) == [-1, 0, 0, 1]
+    np.testing.assert_allclose(p.day_fraction, [23 / 24, 0.0, 6 / 24, 0.0], atol=1e-12)
+
+
+def test_cached_calendar_points_cannot_be_rebound():
+    """One cached record is handed to every caller with the same start and instants (weather, carbon, each reset),
+    so its fields are frozen as well as its arrays: no caller can change what the next one reads."""
+    from dataclasses import FrozenInstanceError
+
+    points = calendar_points(datetime(2026, 5, 2), np.array([0.0, HOUR]))
+    with pytest.raises(FrozenInstanceError):
+        points.day_index = np.array([5, 5])  # type: ignore[misc]
+
+
+def test_the_cache_keeps_no_more_than_64_calls(monkeypatch):
+    """The cache is bounded (the last 64 distinct calls at most): after 65 distinct calls the first is no longer
+    held and comes back as a new (equal) record, while a call just made is still served from the cache."""
+    import dcops.physics.timebase as timebase
+
+    monkeypatch.setattr(timebase, "_cache", {})
+    start = datetime(2026, 6, 1)
+    first = calendar_points(start, np.array([0.0]))
+    for k in range(1, 65):
+        last = calendar_points(start, np.array([k * HOUR]))
+    assert calendar_points(start, np.array([64 * HOUR])) is last
+    again = calendar_points(start, np.array([0.0]))
+    assert again is not first
+    np.testing.assert_array_equal(again.hour_of_year, first.hour_of_year)
+
+
+def test_with_no_instant_the_anomaly_is_empty_and_draws_two_normals():
+    """The seed contract for no instants (days 0..−1): the noons of days −1 and 0, two standard normals."""
+    rng = np.random.default_rng(8)
+    values = daily_anomaly(rng, calendar_points(datetime(2026, 4, 1), np.array([])), 1.0)
+    assert values.shape == (0,)
+    following = np.random.default_rng(8)
+    following.standard_normal(2)
+    assert rng.standard_normal() == following.standard_normal()

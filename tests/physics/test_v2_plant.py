@@ -217,6 +217,52 @@ def test_chillers_cool_no_more_than_the_evaporator_flow_carries_to_the_set_point
     assert float(out.chiller_load_kw) < float(out.chiller_capacity_kw)
 
 
+@pytest.mark.parametrize(("pump", "cw", "wet"), [(1.0, 9.0, 5.0), (0.4, 12.0, 8.0)])
+def test_economiser_and_chillers_together_take_the_loop_to_its_set_point_within_the_flow(pump, cw, wet):
+    """Integrated operation, the loop 1 K above its 10 °C set-point: the economiser pre-cools the return and the
+    chillers the rest down to the set-point, within what the evaporator flow carries. A fast pump (its flow carries
+    more than the loop needs) ends the step exactly at the set-point; a slow one takes exactly the flow's heat,
+    m_w·c_p·(T_return − T_set), between the two, and the loop stays above the set-point."""
+    state = initial_state_v2(CONFIG, zone_temp_c=25.0, chw_supply_c=11.0, cw_supply_c=cw)
+    new, out = step_plant_v2(CONFIG, state, control(chw=10.0, econ=1.0, staged=2.0, pump=pump),
+                             boundary(load=0.8, dry=15.0, wet=wet), 300.0)
+    economiser, chillers = float(out.economiser_kw), float(out.chiller_load_kw)
+    assert economiser > 50.0 and chillers > 50.0 and chillers < float(out.chiller_capacity_kw)
+    carried = CONFIG.chw_design_flow_kg_s * 4.186 * pump * (float(out.chw_return_c) - 10.0)
+    if pump == 1.0:
+        assert float(new.chw_supply_c) == pytest.approx(10.0, abs=1e-9) and economiser + chillers < carried
+    else:
+        assert economiser + chillers == pytest.approx(carried, rel=1e-9) and float(new.chw_supply_c) > 10.2
+
+
+@pytest.mark.parametrize(("cw", "wet", "fraction"), [(8.0, 6.0, 1.0), (14.0, 12.0, 0.0)])
+def test_with_nothing_to_remove_the_economiser_counts_full_iff_its_water_is_at_the_set_point(cw, wet, fraction):
+    """As v0's economiser (``physics/economiser.py``): with no load to carry (the loop far below its 15 °C
+    set-point, no chiller staged) the economiser fraction is 1 when the condenser water plus the HX approach is at
+    or below the set-point and 0 otherwise, here with the water within the HX approach under it."""
+    state = initial_state_v2(CONFIG, zone_temp_c=22.0, chw_supply_c=8.0, cw_supply_c=cw, chillers_on=0.0)
+    _, out = step_plant_v2(CONFIG, state, control(chw=15.0, econ=1.0, staged=0.0, pump=1.0),
+                           boundary(load=0.3, dry=15.0, wet=wet), 300.0)
+    assert float(out.heat_removed_kj) == 0.0
+    hx_water = float(out.cw_step_c) + CONFIG.hx_approach_k
+    assert (hx_water <= 15.0) == (fraction == 1.0) and (fraction == 1.0 or float(out.cw_step_c) < 15.0)
+    assert float(out.economiser_fraction) == fraction
+
+
+@pytest.mark.parametrize("config", [CONFIG, STORAGE], ids=["no tank", "tank"])
+def test_a_loop_below_its_set_point_is_left_to_warm(config):
+    """The loop at 6 °C under a 12 °C set-point, with the economiser on and tower water cold enough to cool the
+    return: nothing is removed (neither the economiser nor the chillers take heat), and the loop warms by the coils'
+    and pumps' heat over its thermal mass."""
+    state = initial_state_v2(config, zone_temp_c=22.0, chw_supply_c=6.0, cw_supply_c=4.0, tank_temp_c=8.0)
+    new, out = step_plant_v2(config, state, control(chw=12.0, econ=1.0, staged=2.0, pump=1.0),
+                             boundary(load=0.3, dry=0.0, wet=-5.0), 300.0)
+    assert float(out.chw_return_c) > float(out.cw_step_c) + config.hx_approach_k  # the economiser could cool it
+    assert (float(out.economiser_kw), float(out.chiller_load_kw), float(out.heat_removed_kj)) == (0.0, 0.0, 0.0)
+    heat = (float(np.sum(out.coil_kw)) + float(out.chw_pump_kw) + float(out.tank_pump_kw)) * 300.0
+    assert (float(new.chw_supply_c) - 6.0) * config.loop_thermal_mass_kj_per_k == pytest.approx(heat, rel=1e-9)
+
+
 def test_bypass_air_costs_fan_power_and_cools_no_server():
     """Air that bypasses the servers is moved (fan power) but removes no heat: at the same fan speed a zone with
     bypass runs hotter inlets, and at steady state its coil still carries exactly the zone's heat."""

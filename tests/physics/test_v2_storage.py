@@ -91,6 +91,19 @@ def test_charging_is_work_for_the_chillers_served_after_the_loop():
     assert float(short.tank_charge_kw) == 0.0  # the loop alone needs more than one unit makes
 
 
+def test_charging_a_tank_colder_than_the_chilled_water_takes_no_heat():
+    """Module docstring: a charge only cools the tank when the chilled water is colder than it. A 6 °C tank charged
+    with 10 °C water gains nothing from the charge (only its shell's heat), and the plant removes the loop's own need
+    alone: the loop ends the step exactly at its set-point."""
+    config = PlantV2Config.default(storage_minutes=60.0)
+    state = initial_state_v2(config, zone_temp_c=25.0, chw_supply_c=10.0, tank_temp_c=6.0)
+    new, out = step_plant_v2(config, state, control(tank=0.5, chw=10.0), boundary(load=0.5), 300.0)
+    assert float(out.tank_charge_kw) == 0.0 and float(out.chiller_load_kw) < float(out.chiller_capacity_kw)
+    assert float(new.chw_supply_c) == pytest.approx(10.0, abs=1e-9)
+    shell = config.tank.shell_ua_kw_per_k * (30.0 - 6.0) * 300.0 / config.tank.capacity_kj_per_k
+    assert float(new.tank_temp_c) == pytest.approx(6.0 + shell, rel=1e-9)
+
+
 def test_a_sized_tank_stores_its_minutes_of_design_cooling():
     tank = ChilledWaterTank.sized(1100.0, 30.0, pump_kw_per_kg_s=0.3)
     assert tank.design_capacity_kwh == pytest.approx(550.0, rel=1e-12)
