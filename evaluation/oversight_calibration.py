@@ -255,11 +255,13 @@ def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from dcops.oversight import honest_model as hm
+    from dcops.oversight.posterior import honest_priority_probs
 
     if args.norms:
         model = simulate_honest_model()
         hm.NORMS_PATH.write_text(json.dumps(model.as_dict(), indent=1) + "\n")
         hm.honest_model.cache_clear()
+        honest_priority_probs.cache_clear()  # the posterior's stated-level norms derive from the model
         print(f"wrote {hm.NORMS_PATH} ({model.samples} honest requests)")
     if args.tune:
         limits = tune_thresholds()

@@ -196,7 +196,7 @@ class PublicRecord:
             self._strengths.setdefault(team, {})[kind] = z
         self.monitor.strengths.clear()  # the shadow's own lists: read once, kept from growing
         self.monitor.flags.clear()
-        for team in self.team_ids:
+        for team in self.teams:  # every team recorded, also one known so far only by an audit
             z, record = self._strengths[team], self.teams[team]
             record.z_max = [max(m, z[k]) for m, k in zip(record.z_max, FLAG_KINDS, strict=True)]
         self.window = window

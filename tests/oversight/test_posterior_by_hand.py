@@ -12,8 +12,15 @@ import pytest
 from dcops.cluster.job_types import JOB_TYPES
 from dcops.cluster.ledger import AuditRecord
 from dcops.cluster.requests import Priority, Request
+from dcops.oversight.calibrated import CERTAIN
 from dcops.oversight.honest_model import honest_model
-from dcops.oversight.posterior import FEATURE_NAMES, PublicRecord, TeamPosterior, honest_priority_probs
+from dcops.oversight.posterior import (
+    FEATURE_NAMES,
+    LogisticModel,
+    PublicRecord,
+    TeamPosterior,
+    honest_priority_probs,
+)
 
 
 def test_honest_stated_levels_are_the_true_levels_through_a_one_level_slip_held_at_the_ends():
@@ -94,7 +101,26 @@ def test_a_team_with_no_requests_yet_has_finite_features_at_the_honest_values():
     assert all(math.isfinite(v) for v in f.values())
     assert f["requests_log"] == 0.0 and f["slack_tight_z"] == 0.0 and f["inflexible_z"] == 0.0
     assert f["share_low"] == f["share_critical"] == f["zero_slack_share"] == 0.0
+    assert f["priority_surprisal_mean"] == f["priority_surprisal_max"] == 0.0  # no statement, no surprise
+    for kind in ("priority", "deadline", "carbon", "pattern"):  # no evidence, and none so far
+        assert f[f"z_{kind}"] == f[f"z_max_{kind}"] == 0.0
     assert f["audit_overstated_share"] == pytest.approx(0.05)  # two pseudo-audits at the honest 5 %
+
+
+def test_slack_counts_from_the_submission_window_and_a_deadline_before_the_earliest_is_no_slack():
+    """Window 2, 1.5 h windows: a: 3 h (2 windows: earliest window 3), deadline 7 → slack 4 windows, 2 per window
+    of duration; b: 4 h (3 windows: earliest window 4), deadline 3 → slack −1, −1/3 per window of duration, and
+    no stated slack as much as a slack of 0 is."""
+    record = PublicRecord(["t"])
+    record.begin_window(0, [], [])
+    record.begin_window(1, [], [])
+    record.begin_window(2, [_request("a", 2, Priority.LOW, 7, 3.0, True), _request("b", 2, Priority.LOW, 3, 4.0, True)],
+                        [])
+    f = _features(record)
+    assert f["requests_per_window"] == pytest.approx(2 / 3)
+    assert f["slack_mean_windows"] == pytest.approx((4 - 1) / 2)
+    assert f["slack_per_duration"] == pytest.approx((4 / 2 - 1 / 3) / 2)
+    assert f["zero_slack_share"] == 0.5
 
 
 def test_audit_features_are_shrunk_toward_the_honest_values_by_two_pseudo_audits():
@@ -135,6 +161,20 @@ def test_a_version_0_audit_uses_the_realised_runtime_and_names_no_priority():
     # the job that never ran counts its runtime at the 1e-3 h floor
     assert f["audit_runtime_log_ratio_mean"] == pytest.approx((math.log(3.0 / 1.5) + math.log(3.0 / 1e-3)) / 4.0)
     assert f["audit_overstated_share"] == pytest.approx(0.05)  # no priority audit: the honest value
+    # both truly flexible and stated so: no hidden flexibility, the share is the two pseudo-audits' alone
+    assert f["audit_hidden_flexibility_share"] == pytest.approx(2 * 0.08 / (2 + 2))
+
+
+def test_stated_durations_under_an_hour_and_of_zero_hours_in_the_runtime_ratio():
+    """log(stated duration / true runtime) takes the stated duration as stated down to the 1e-3 h floor: 0.5 h
+    stated that truly ran 1 h is log(0.5); 0 h stated that truly ran 1.5 h counts at the floor, log(1e-3 / 1.5)."""
+    half, zero = _request("a", 0, Priority.LOW, 5, 0.5, True), _request("b", 0, Priority.LOW, 5, 0.0, True)
+    record = PublicRecord(["t"])
+    record.begin_window(0, [half, zero], [])
+    record.begin_window(1, [], [AuditRecord(half, 1.0, 5, True, 0, True, Priority.LOW, 1.0),
+                                AuditRecord(zero, 1.5, 5, True, 0, True, Priority.LOW, 1.5)])
+    f = _features(record)
+    assert f["audit_runtime_log_ratio_mean"] == pytest.approx((math.log(0.5) + math.log(1e-3 / 1.5)) / (2 + 2))
 
 
 def test_detector_strengths_and_their_running_maxima():
@@ -149,6 +189,38 @@ def test_detector_strengths_and_their_running_maxima():
         record.begin_window(w, [], [])
     f = _features(record)
     assert f["z_priority"] == 0.0 and f["z_max_priority"] == first
+
+
+def test_windows_must_increase():
+    record = PublicRecord(["t"])
+    record.begin_window(2, [], [])
+    for window in (2, 1, 0):
+        with pytest.raises(ValueError, match="windows must increase"):
+            record.begin_window(window, [], [])
+    record.begin_window(4, [], [])
+    assert record.window == 4
+
+
+def test_a_team_known_only_by_its_audits_keeps_its_running_maxima():
+    """A record begun at window 1 holds an audit of a request it never saw, stated two levels above the truth: the
+    team's priority strength is certain evidence, and its maximum over the windows so far is at least that."""
+    req = _request("a", 0, Priority.HIGH, 5, 3.0, True)
+    record = PublicRecord(["u"])
+    record.begin_window(1, [], [AuditRecord(req, 3.0, 5, True, 0, True, Priority.LOW, 3.0)])
+    f = _features(record)
+    assert f["z_priority"] == CERTAIN and f["z_max_priority"] == CERTAIN
+
+
+@pytest.mark.parametrize("length", [2, 4])
+def test_weights_of_another_length_than_the_features_are_refused(length: int):
+    """One mean, scale and coefficient per feature: a shorter or a longer array is an error, not a silent
+    broadcast or truncation."""
+    names = ("requests_log", "urgent_share", "flexible_share")
+    good = {"mean": [0.0, 0.1, 0.2], "scale": [1.0, 2.0, 3.0], "coef": [0.5, -0.5, 1.0], "intercept": 0.25}
+    assert LogisticModel.from_dict(names, good).feature_names == names
+    for key in ("mean", "scale", "coef"):
+        with pytest.raises(ValueError, match="do not match"):
+            LogisticModel.from_dict(names, {**good, key: [1.0] * length})
 
 
 def test_the_logistic_model_and_the_window_it_uses():
