@@ -448,12 +448,18 @@ def test_episode_pages_order_and_continue_where_they_stopped(db_path, client_fac
 def test_the_schema_of_a_task_name_of_200_characters_is_looked_up(client):
     reply = client.get("/schema", params={"task": "t" * 200})
     assert reply.status_code == 422 and "unknown task" in reply.json()["message"]
-    assert client.get("/schema", params={"task": "t" * 201}).status_code == 422
+    longer = client.get("/schema", params={"task": "t" * 201})
+    assert longer.status_code == 422 and longer.json()["field"] == "query.task"  # refused before any lookup
 
 
 def test_an_mcp_reset_with_invalid_arguments_names_them(client):
     reply = _mcp(client, "start_episode", {"task": COOLING, "seed": "x"})
     assert reply["isError"] is True and reply["structuredContent"]["code"] == "VALIDATION_ERROR"
+    # Arguments the tool's signature takes but a reset request refuses (a task name over 200 characters, an
+    # empty episode label) are named as the arguments, not reported as a failure of the tool.
+    for arguments in ({"task": "t" * 201}, {"task": COOLING, "episode_id": ""}):
+        refused = _mcp(client, "start_episode", arguments)["structuredContent"]
+        assert (refused["code"], refused["field"]) == ("VALIDATION_ERROR", "arguments"), arguments
 
 
 def test_a_websocket_frame_of_exactly_the_limit_is_read_and_its_errors_name_the_first_field(client_factory, db_path):
@@ -616,7 +622,7 @@ def test_a_worker_gone_error_frees_the_session_and_any_other_worker_error_keeps_
 def test_the_reaper_wakes_every_quarter_of_the_idle_timeout_within_half_a_second_and_a_minute(monkeypatch):
     from dcops.server import app as server_app
 
-    for idle_s, expected_sleep_s in ((1.0, 0.5), (8.0, 2.0), (100.0, 25.0), (1000.0, 60.0)):
+    for idle_s, expected_sleep_s in ((1.0, 0.5), (8.0, 2.0), (10.0, 2.5), (100.0, 25.0), (1000.0, 60.0)):
         slept: list[float] = []
         reaped: list[int] = []
 
