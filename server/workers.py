@@ -107,8 +107,8 @@ def _serve(conn: Any, db_path: Path | None, db_sync: str, store_observations: bo
 
 
 class WorkerHandle:
-    """One worker process and its pipe: calls are matched to replies by id (a reader thread resolves them), so
-    any number of sessions may wait on one worker at once."""
+    """One worker process and its pipe: calls are matched to replies by id (a reader thread resolves them), so any
+    number of sessions may wait on one worker at once. Process and reader are daemons: neither holds up an exit."""
 
     def __init__(self, context: Any, db_path: Path | None, db_sync: str, store_observations: bool,
                  default_task: str, episode_secret: bytes) -> None:
