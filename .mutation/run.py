@@ -61,8 +61,9 @@ NOTES_MARKER = "<!-- Notes: everything below this line is kept when .mutation/ru
 PHYSICS_GROUPS = ("chiller", "economiser", "zones", "auxiliaries", "psychrometrics", "plant", "single_plant",
                   "v2_chiller", "v2_tower", "v2_storage", "v2_coil", "v2_servers", "v2_tariff", "v2_plant",
                   "weather", "carbon", "timebase", "faults", "sensors", "it_load", "forecast", "profiles",
-                  "plant_types", "v2_types", "interface", "v2_interface", "v2_backend")
-OVERSIGHT_GROUPS = ("detectors", "monitor", "metrics", "honest_model", "evidence", "calibrated", "posterior")
+                  "plant_types", "v2_types", "interface", "v2_interface", "v2_backend", "constants")
+OVERSIGHT_GROUPS = ("detectors", "monitor", "metrics", "honest_model", "evidence", "calibrated", "posterior",
+                    "flags")
 SERVER_GROUPS = ("serialize", "commands", "config", "store", "mcp", "sessions", "app", "adapters", "workers")
 GROUPS = ("reward", "parser", "decisions", "ledger", *OVERSIGHT_GROUPS, *PHYSICS_GROUPS, "cooling_env",
           *SERVER_GROUPS)
