@@ -179,6 +179,23 @@ def _mcp(server, name: str, arguments: dict[str, Any], rid: int = 1) -> dict[str
     return server.post("/mcp", json=body).json()["result"]
 
 
+def _served_configs(monkeypatch: pytest.MonkeyPatch, *argvs: list[str]) -> list[ServerConfig]:
+    """The configuration ``dcops serve`` hands the app for each command line (the app and uvicorn stubbed)."""
+    import argparse
+
+    from dcops.server import app as server_app
+    from dcops.server.config import add_serve_arguments
+
+    built: list[ServerConfig] = []
+    monkeypatch.setattr(server_app, "create_app", lambda config: built.append(config) or object())
+    monkeypatch.setattr("uvicorn.run", lambda application, **kwargs: None)
+    parser = argparse.ArgumentParser()
+    add_serve_arguments(parser)
+    for argv in argvs:
+        assert server_app.serve(parser.parse_args(argv)) == 0
+    return built
+
+
 def test_mcp_takes_any_non_negative_expected_step_and_refuses_a_negative_one(db_path, client_factory):
     with client_factory(db_path) as server:
         sid = _mcp(server, "start_episode", {"task": "queue/weighted_tardiness", "seed": 1,
@@ -198,22 +215,12 @@ def test_an_mcp_reset_refused_by_its_arguments_opens_no_session(db_path, client_
 
 
 def test_dcops_serve_hands_the_app_its_workers_and_ray_address(monkeypatch):
-    import argparse
-
-    from dcops.server import app as server_app
-    from dcops.server.config import add_serve_arguments
-
-    built = []
-    monkeypatch.setattr(server_app, "create_app", lambda config: built.append(config) or object())
-    monkeypatch.setattr("uvicorn.run", lambda application, **kwargs: None)
     monkeypatch.delenv("DCOPS_WORKERS", raising=False)
     monkeypatch.delenv("DCOPS_RAY_ADDRESS", raising=False)
-    parser = argparse.ArgumentParser()
-    add_serve_arguments(parser)
-    assert server_app.serve(parser.parse_args(["--db", "off", "--workers", "3", "--ray-address", "auto"])) == 0
-    server_app.serve(parser.parse_args(["--db", "off"]))
-    assert (built[0].workers, built[0].ray_address) == (3, "auto")
-    assert (built[1].workers, built[1].ray_address) == (ServerConfig().workers, None)
+    given, default = _served_configs(monkeypatch, ["--db", "off", "--workers", "3", "--ray-address", "auto"],
+                                     ["--db", "off"])
+    assert (given.workers, given.ray_address) == (3, "auto")
+    assert (default.workers, default.ray_address) == (ServerConfig().workers, None)
 
 
 @pytest.mark.parametrize("kind", ["bogus", "zap", "suggestion"])
@@ -353,20 +360,10 @@ def test_a_websocket_takes_expected_step_zero_refuses_a_stale_one_and_closes_nor
 
 
 def test_dcops_serve_hands_the_app_its_episode_store(monkeypatch, tmp_path):
-    import argparse
     from pathlib import Path
 
-    from dcops.server import app as server_app
-    from dcops.server.config import add_serve_arguments
-
-    built = []
-    monkeypatch.setattr(server_app, "create_app", lambda config: built.append(config) or object())
-    monkeypatch.setattr("uvicorn.run", lambda application, **kwargs: None)
     monkeypatch.setenv("DCOPS_DB", str(tmp_path / "from-env.db"))
-    parser = argparse.ArgumentParser()
-    add_serve_arguments(parser)
-    for args in (["--db", str(tmp_path / "given.db")], ["--db", "off"], ["--db", "None"], []):
-        server_app.serve(parser.parse_args(args))
+    built = _served_configs(monkeypatch, ["--db", str(tmp_path / "given.db")], ["--db", "off"], ["--db", "None"], [])
     assert [c.db_path for c in built] == [Path(tmp_path / "given.db"), None, None, Path(tmp_path / "from-env.db")]
 
 
@@ -533,20 +530,11 @@ def test_an_episodes_steps_take_the_same_token_and_paging_rules(client_factory, 
         assert server.get(f"/episodes/{uid}", headers={"X-Operator-Token": "t" * 257}).status_code == 422
 
 
-def test_dcops_serve_hands_the_app_its_idle_timeout(monkeypatch):
-    import argparse
-
-    from dcops.server import app as server_app
-    from dcops.server.config import add_serve_arguments
-
-    built = []
-    monkeypatch.setattr(server_app, "create_app", lambda config: built.append(config) or object())
-    monkeypatch.setattr("uvicorn.run", lambda application, **kwargs: None)
-    parser = argparse.ArgumentParser()
-    add_serve_arguments(parser)
-    server_app.serve(parser.parse_args(["--db", "off", "--idle-timeout", "30"]))
-    server_app.serve(parser.parse_args(["--db", "off"]))
-    assert built[0].session_idle_s == 30.0 and built[1].session_idle_s == ServerConfig.from_env().session_idle_s
+@pytest.mark.parametrize(("option", "value", "field"), [("--idle-timeout", "30", "session_idle_s"),
+                                                       ("--max-sessions", "7", "max_sessions")])
+def test_dcops_serve_hands_the_app_its_session_limits(monkeypatch, option, value, field):
+    given, default = _served_configs(monkeypatch, ["--db", "off", option, value], ["--db", "off"])
+    assert getattr(given, field) == float(value) and getattr(default, field) == getattr(ServerConfig.from_env(), field)
 
 
 # ---------------------------------------------------------------------------------------------- worker routing
@@ -674,19 +662,3 @@ def test_a_websocket_step_refuses_an_expected_step_that_is_not_a_non_negative_in
             assert error["data"]["field"] == "expected_step", expected
         ws.send_json({"type": "step", "data": {"action": action, "expected_step": 0}})
         assert ws.receive_json()["type"] == "observation"  # the socket is still open and the step still first
-
-
-def test_dcops_serve_hands_the_app_its_session_capacity(monkeypatch):
-    import argparse
-
-    from dcops.server import app as server_app
-    from dcops.server.config import add_serve_arguments
-
-    built = []
-    monkeypatch.setattr(server_app, "create_app", lambda config: built.append(config) or object())
-    monkeypatch.setattr("uvicorn.run", lambda application, **kwargs: None)
-    parser = argparse.ArgumentParser()
-    add_serve_arguments(parser)
-    server_app.serve(parser.parse_args(["--db", "off", "--max-sessions", "7"]))
-    server_app.serve(parser.parse_args(["--db", "off"]))
-    assert built[0].max_sessions == 7 and built[1].max_sessions == ServerConfig.from_env().max_sessions
