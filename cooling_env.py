@@ -10,12 +10,12 @@ Observation          ``Box(5·Z + 11)`` float32 of *reported* (sensor) values, l
 Episode              fixed length (``n_steps`` control steps of ``dt_s`` = 300 s); ``terminated`` at the end
 ===================  =====================================================================================
 
-**Observations.** Per zone z (5 values, zones in order): reported inlet temperature (°C), reported return-air
-temperature (°C), IT load as a fraction of design, current fan speed (fraction), supply-air temperature (°C).
-Then the plant (11 values): reported chilled-water supply temperature (°C), fraction of chiller units available,
-economiser fraction of the last step, outdoor dry-bulb and wet-bulb (°C), grid carbon intensity (kgCO2/kWh),
-sin and cos of the local hour, episode progress (0–1), cooling power over design IT power, and PUE of the last
-step. Sensors carry seeded noise, calibration bias and (task-dependent) drift; the true inlets reach no policy
+**Observations.** Per zone z (5 values, zones in order): reported inlet and return-air temperatures (°C), IT load
+(fraction of design), fan speed (fraction), supply-air temperature (°C). Then the plant (11 values): reported
+chilled-water supply temperature (°C), fraction of chiller units available, economiser fraction of the last step,
+outdoor dry-bulb and wet-bulb (°C) and grid carbon intensity (kgCO2/kWh) at the middle of the step about to be taken,
+sin and cos of the local hour at its end, episode progress (0–1), cooling power over design IT power, and PUE of the
+last step. Sensors carry seeded noise, calibration bias and (task-dependent) drift; the true inlets reach no policy
 (with ``diagnostics=True`` an evaluator gets them in ``info["inlet_c"]``); values are clipped to the observation box.
 Reset draws: day jitter, weather, carbon, load, faults, then inlet, return-air, chilled-water sensors (biases, noise).
 
