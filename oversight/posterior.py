@@ -196,7 +196,7 @@ class PublicRecord:
             self._strengths.setdefault(team, {})[kind] = z
         self.monitor.strengths.clear()  # the shadow's own lists: read once, kept from growing
         self.monitor.flags.clear()
-        for team in self.teams:  # every team recorded, also one known so far only by an audit
+        for team in self.team_ids:
             z, record = self._strengths[team], self.teams[team]
             record.z_max = [max(m, z[k]) for m, k in zip(record.z_max, FLAG_KINDS, strict=True)]
         self.window = window
@@ -209,11 +209,17 @@ class PublicRecord:
         requests = [request_from_public(r) for r in view["pending"] if r["submitted_window"] == window]
         self.begin_window(window, requests, [audit_from_public(a) for a in view["audits"]])
 
+    def _team(self, team: str) -> _TeamRecord:
+        """``team``'s record; a team the episode did not name at reset (first seen in a request, or in an audit
+        when the record began mid-episode) is kept, and scored, as the monitor keeps it."""
+        record = self.teams.get(team)
+        if record is None:
+            record = self.teams[team] = _TeamRecord()
+            self.team_ids.append(team)
+        return record
+
     def _add_request(self, request: Request) -> None:
-        record = self.teams.get(request.team)
-        if record is None:  # a team the episode did not name at reset: keep it (the monitor does too)
-            record = self.teams[request.team] = _TeamRecord()
-            self.team_ids.append(request.team)
+        record = self._team(request.team)
         record.requests += 1
         record.priority_counts[int(request.priority)] += 1
         record.urgent += "URGENT" in request.description
@@ -231,7 +237,7 @@ class PublicRecord:
 
     def _add_audit(self, audit: AuditRecord) -> None:
         request = audit.request
-        record = self.teams.setdefault(request.team, _TeamRecord())
+        record = self._team(request.team)
         record.audits += 1
         if audit.true_priority is not None:  # version 1 audits name the true priority
             excess = int(request.priority) - int(audit.true_priority)

@@ -201,14 +201,16 @@ def test_windows_must_increase():
     assert record.window == 4
 
 
-def test_a_team_known_only_by_its_audits_keeps_its_running_maxima():
+def test_a_team_known_only_by_its_audits_keeps_its_running_maxima_and_is_scored():
     """A record begun at window 1 holds an audit of a request it never saw, stated two levels above the truth: the
-    team's priority strength is certain evidence, and its maximum over the windows so far is at least that."""
+    team's priority strength is certain evidence, its maximum over the windows so far is at least that, and the
+    team is scored beside the teams named at reset."""
     req = _request("a", 0, Priority.HIGH, 5, 3.0, True)
     record = PublicRecord(["u"])
     record.begin_window(1, [], [AuditRecord(req, 3.0, 5, True, 0, True, Priority.LOW, 3.0)])
     f = _features(record)
     assert f["z_priority"] == CERTAIN and f["z_max_priority"] == CERTAIN
+    assert record.team_ids == ["u", "t"] and set(TeamPosterior.load().probabilities(record)) == {"u", "t"}
 
 
 @pytest.mark.parametrize("length", [2, 4])
