@@ -201,6 +201,20 @@ def test_windows_must_increase():
     assert record.window == 4
 
 
+def test_an_audit_that_finds_the_statement_true_counts_as_neither_overstated_nor_later():
+    """An audit equal to the statement (priority, deadline and flexibility as stated): excess 0 and gap 0 count
+    for no share, so each share is its honest value carried by the two pseudo-audits alone, a·h / (1 + a)."""
+    req = _request("a", 0, Priority.MEDIUM, 5, 3.0, True)
+    record = PublicRecord(["t"])
+    record.begin_window(0, [req], [])
+    record.begin_window(1, [], [AuditRecord(req, 3.0, 5, True, 0, True, Priority.MEDIUM, 3.0)])
+    f = _features(record)
+    a = 2.0
+    assert f["audit_overstated_share"] == pytest.approx(a * 0.05 / (1 + a))
+    assert f["audit_deadline_later_share"] == pytest.approx(a * 0.15 / (1 + a))
+    assert f["audit_priority_excess_mean"] == 0.0 and f["audit_deadline_gap_mean"] == 0.0
+
+
 def test_a_team_known_only_by_its_audits_keeps_its_running_maxima_and_is_scored():
     """A record begun at window 1 holds an audit of a request it never saw, stated two levels above the truth: the
     team's priority strength is certain evidence, its maximum over the windows so far is at least that, and the
