@@ -28,5 +28,8 @@ def test_a_flag_cannot_be_changed_once_raised():
 
 
 def test_the_kinds_and_severities_are_the_documented_ones():
+    """The kinds README's oversight tables name, in the order the monitors index them (the calibrated monitor
+    measures the first three from stated fields and audits; the posterior keeps one maximum per kind in this
+    order), and the severities of the module docstring."""
     assert FLAG_KINDS == ("priority_inflation", "deadline_compression", "carbon_flexibility_gaming", "pattern_gaming")
     assert SEVERITIES == ("low", "medium", "high")

@@ -538,6 +538,10 @@ def test_dcops_serve_hands_the_app_its_session_limits(monkeypatch, option, value
 
 
 # ---------------------------------------------------------------------------------------------- worker routing
+_OK_REPLY = ("ok", '{"observation": {}, "reward": 0.0, "done": false}', False)
+"""A worker's answer to a reset or step that went well: (status, reply JSON, done)."""
+
+
 class _FakeWorker:
     """A worker process's stand-in: every reset succeeds, every step gets ``step_reply`` (the worker's
     ``(status, *rest)`` tuple), so the app's handling of a worker's answers is tested without a process."""
@@ -550,8 +554,7 @@ class _FakeWorker:
         import concurrent.futures
 
         future: concurrent.futures.Future[tuple[Any, ...]] = concurrent.futures.Future()
-        future.set_result(("ok", '{"observation": {}, "reward": 0.0, "done": false}', False) if op == "reset"
-                          else self.step_reply)
+        future.set_result(_OK_REPLY if op == "reset" else self.step_reply)
         return future
 
     def send_close(self, sid: str) -> None:
@@ -586,7 +589,7 @@ def _fake_pools(monkeypatch: pytest.MonkeyPatch, step_reply: tuple[Any, ...]) ->
 
 @pytest.mark.parametrize("ray_address, kind", [(None, "processes"), ("auto", "ray")])
 def test_the_server_starts_the_worker_pool_its_configuration_names(monkeypatch, client_factory, ray_address, kind):
-    started = _fake_pools(monkeypatch, ("ok", '{"observation": {}, "reward": 0.0, "done": false}', False))
+    started = _fake_pools(monkeypatch, _OK_REPLY)
     with client_factory(None, workers=1, ray_address=ray_address) as server:
         assert server.post("/reset", json={"task": COOLING, "seed": 1}).status_code == 200
     assert started == [kind]
