@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from dcops.physics.compiled_plant import jit_available
 from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
 from dcops.physics.faults import FaultTimeline
 from dcops.physics.interface import (
@@ -82,6 +83,10 @@ class TelemetryController:
     def reset(self, episode: PlantView) -> None:
         self.episode = episode
         self.controller.reset(self.context)
+        # A controller with a compiled form (``compiled()``: the PPO controller) steps the episode through it
+        # when numba is there (``dcops.cluster.compiled_window``; the same bits as ``control``).
+        make = getattr(self.controller, "compiled", None)
+        self.compiled_actor = make() if make is not None and jit_available() else None
 
     def begin_window(self, it_kw: NDArray[np.float64], first_step: int) -> None:
         self._it = it_kw
@@ -133,6 +138,7 @@ class RuleFastPath:
         # The telemetry's chillers-available fraction is float32; the rule compares it with 1 − 1e-6.
         available = (episode.timeline.chiller_available.sum(axis=1) / plant.n_chillers).astype(np.float32)
         self._fault_steps = available < 1.0 - 1e-6
+        self.compiled_actor = _RuleActor(self) if jit_available() else None
 
     def _fans(self, server_airflow: NDArray[np.float64], margin: float) -> NDArray[np.float64]:
         # The same operations in the same order as ControllerContext.matched_fan_speed, so bits agree.
@@ -162,17 +168,52 @@ class RuleFastPath:
                 current = PlantControl(fans_normal[i], self._supply, self._chw_normal, self._econ)
             controls.append(current)
         self._controls = controls
+        if self.compiled_actor is not None:
+            self.compiled_actor.begin_window()
 
     def control(self, i: int, state: PlantState) -> PlantControl:
         control = self._controls[i]
         if control is not None:
             return control
+        return self.fault_control(i, self.episode.reported_chw_c(self._first + i, state))
+
+    def fault_control(self, i: int, chw_reading_c: float) -> PlantControl:
+        """The fault procedure's set-points at step ``i`` of the window, given the reported chilled water (°C)."""
         fans = self._fans_fault[i].copy()
-        if self._triage.size:
-            reading = self.episode.reported_chw_c(self._first + i, state)
-            if reading + self._approach > self.supply_c - self.triage_margin_k:
-                fans[self._triage] = _MIN_FAN_32
+        if self._triage.size and chw_reading_c + self._approach > self.supply_c - self.triage_margin_k:
+            fans[self._triage] = _MIN_FAN_32
         return PlantControl(fans, self._supply, self._chw_fault, self._econ)
+
+
+class _RuleActor:
+    """:class:`RuleFastPath`'s compiled actor (``dcops.cluster.compiled_window``): its set-points for the window's
+    steps in turn, as a decoded set-point vector. The telemetry's chilled-water field is the reading the fault
+    procedure's triage compares (``ClusterEpisode.reported_chw_c``: the same sum, clip and float32)."""
+
+    def __init__(self, rule: RuleFastPath) -> None:
+        self.rule = rule
+        self._step = 0
+        self._chw_field = 5 * rule.episode.plant.n_zones
+
+    def begin_window(self) -> None:
+        self._step = 0
+        self._vectors: dict[int, NDArray[np.float64]] = {}  # one vector per PlantControl (a run of equal loads)
+
+    def act(self, telemetry: NDArray[np.float64]) -> NDArray[np.float64]:
+        i, rule = self._step, self.rule
+        self._step = i + 1
+        control = rule._controls[i]
+        if control is None:
+            return _vector(rule.fault_control(i, float(telemetry[self._chw_field])))
+        vector = self._vectors.get(id(control))
+        if vector is None:
+            vector = self._vectors[id(control)] = _vector(control)
+        return vector
+
+
+def _vector(control: PlantControl) -> NDArray[np.float64]:
+    return np.concatenate([control.fan_speed, control.supply_setpoint_c,
+                           [float(control.chw_setpoint_c), float(control.economiser_on)]])
 
 
 class HeldSetpoints:

@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from dcops.cluster.allocation import ZonePool
+from dcops.cluster.compiled_window import TelemetryArrays, run_window_compiled, telemetry_arrays
 from dcops.cluster.config import ClusterConfig
 from dcops.cluster.cooling import PlantController
 from dcops.cluster.decisions import DecisionBatch
@@ -37,6 +38,7 @@ from dcops.cluster.queue.rank import priority_order, resolve_policy
 from dcops.cluster.requests import Submission
 from dcops.cluster.reward import PRIORITY_WEIGHT, SOFT_INLET_C, WindowScore
 from dcops.physics.carbon import carbon_source
+from dcops.physics.compiled_plant import pack_plant
 from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
 from dcops.physics.faults import build_timeline, random_faults
 from dcops.physics.interface import telemetry_bounds
@@ -122,6 +124,7 @@ class ClusterEpisode:
         self._tel_low, self._tel_high = telemetry_bounds(self.plant.n_zones)
         self._base_row = np.asarray(config.base_kw_per_zone, dtype=np.float64)
         self._sensor_model = SensorModel()
+        self._packed_plant = pack_plant(self.plant)  # None: a plant the compiled step does not take
         self._queue_policy = resolve_policy(config.queue_policy)
 
     def _order_queue(self, window: int) -> None:
@@ -181,6 +184,7 @@ class ClusterEpisode:
         self.hour_sin = np.sin(2.0 * np.pi * hours / 24.0)
         self.hour_cos = np.cos(2.0 * np.pi * hours / 24.0)
         self._telemetry_series: _TelemetrySeries | None = None  # built on the first telemetry() call
+        self._telemetry_arrays: TelemetryArrays | None = None  # built on the first compiled window
 
         self.state: PlantState = initial_state(plant, config.initial_zone_temp_c, config.initial_chw_c)
         self.pool = ZonePool(config)
@@ -310,12 +314,26 @@ class ClusterEpisode:
         plant, dt = self.plant, self.dt_s
         control_for = self.controller.control
         record = self.record_step
+        if self.step_compiled(window):
+            return self.end_window(window)
         rows = window.rows
         for i, (dry, wet, chillers, fans_alive) in enumerate(window.step_inputs):
             control = control_for(i, state)
             state, out = step_plant(plant, state, control, PlantBoundary(rows[i], dry, wet, chillers, fans_alive), dt)
             record(state, control, out)
         return self.end_window(window)
+
+    def step_compiled(self, window: PlantWindow) -> bool:
+        """Step the plant through ``window`` (after :meth:`begin_window`) in compiled kernels, to the same bits as
+        the loop of :meth:`run_window` (``dcops.cluster.compiled_window``), where the controller has a compiled
+        actor and the plant a packed form; return False, having done nothing, where not."""
+        actor = getattr(self.controller, "compiled_actor", None)
+        if actor is None or self._packed_plant is None:
+            return False
+        if self._telemetry_arrays is None:
+            self._telemetry_arrays = telemetry_arrays(self)
+        run_window_compiled(self, window, actor, self._packed_plant, self._telemetry_arrays)
+        return True
 
     def begin_window(self) -> PlantWindow:
         """Start the current window: order the queue, start what fits, set the IT load of each of its physics
@@ -338,6 +356,8 @@ class ClusterEpisode:
                 it[: min(steps_left, s), job.zone] += job.request.kw
         self.controller.begin_window(it, first)
         self._outs: list[PlantOutputs] = []
+        self.compiled_records: tuple[list[float], list[float], list[float], NDArray[np.float64], PlantOutputs] | None
+        self.compiled_records = None  # a compiled window's per-step records (dcops.cluster.compiled_window)
         return PlantWindow(first, list(it), self._step_inputs[first : first + s])
 
     def record_step(self, state: PlantState, control: PlantControl, out: PlantOutputs) -> None:
@@ -357,18 +377,21 @@ class ClusterEpisode:
         started = self._window_started
         dt_h = self.dt_s / 3600.0
         facility, it_total, cooling = self.facility_kw, self.it_kw_total, self.cooling_kw
-        outs = self._outs
-        out = outs[-1]
         end = first + s
+        if self.compiled_records is None:
+            outs = self._outs
+            out = outs[-1]
+            # Per-step records, as Python floats (18 values: cheaper than a dozen tiny numpy calls).
+            fac = [float(o.facility_kw) for o in outs]
+            itk = [float(o.it_kw) for o in outs]
+            cool = [float(o.cooling_kw) for o in outs]
+            window_inlets = np.array([o.inlet_c for o in outs])
+        else:
+            fac, itk, cool, window_inlets, out = self.compiled_records
         self.status_outputs = out
-        # Per-step records, as Python floats (18 values: cheaper than a dozen tiny numpy calls).
-        fac = [float(o.facility_kw) for o in outs]
-        itk = [float(o.it_kw) for o in outs]
-        cool = [float(o.cooling_kw) for o in outs]
         facility[first:end] = fac
         it_total[first:end] = itk
         cooling[first:end] = cool
-        window_inlets = np.array([o.inlet_c for o in outs])
         self.inlet_c[first:end] = window_inlets
         self.step_index = end
 

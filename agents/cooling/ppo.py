@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -57,6 +57,9 @@ from dcops.physics.interface import (
     Telemetry,
     zone_sum,
 )
+
+if TYPE_CHECKING:
+    from dcops.agents.cooling.ppo_compiled import CompiledPPO
 
 FEATURE_NAMES: tuple[str, ...] = (
     "inlet_max_c", "inlet_mean_c", "inlet_min_c", "return_max_c", "return_mean_c", "supply_mean_c",
@@ -388,6 +391,14 @@ class PPOController:
         self.layer.reset(context)
         self.features.reset()
         self.last_action = np.zeros(N_ACTIONS)
+
+    def compiled(self) -> CompiledPPO:
+        """This controller's episode (after :meth:`reset`) in compiled form: the decoded set-points of
+        :meth:`act_values` for a telemetry array, to the bit (``dcops.agents.cooling.ppo_compiled``; needs numba).
+        The cluster episode steps through it when it can; an episode goes through one of the two."""
+        from dcops.agents.cooling.ppo_compiled import CompiledPPO
+
+        return CompiledPPO(self)
 
     def act(self, telemetry: NDArray[np.float32]) -> NDArray[np.float32]:
         return np.array(self.act_values(np.asarray(telemetry, dtype=np.float64).reshape(-1).tolist()),

@@ -1,0 +1,191 @@
+"""A cluster window's physics steps through compiled kernels: telemetry, the controller, the plant, to the bit.
+
+Why: with the PPO cooling controller a window is 18 rounds of telemetry → features → MLP → set-points → plant
+step, each a few dozen operations on a handful of numbers; in Python floats that was about 50 µs a step, most of
+a window's time. Here the telemetry (:func:`telemetry_kernel`) and the plant step
+(``dcops.physics.compiled_plant.plant_kernel``) are compiled, and the controller's compiled form (its
+``compiled`` actor, ``dcops.agents.cooling.ppo_compiled``) runs its own kernels around the policy's numpy
+forward pass, whose bits come from numpy's BLAS and ``tanh`` and so stay in numpy.
+
+Exactness: every value is the one :meth:`ClusterEpisode.run_window` computes through ``telemetry_values``,
+``act_values``, ``decode_setpoint_values`` and ``step_plant`` (the same operations in the same order; numpy's
+``maximum``/``minimum`` NaN rule in the telemetry clip; float32 where the vectors are float32). A step the
+compiled plant declines (a non-finite input or result) is run by ``step_plant`` instead, as the float path
+hands it to the array path. ``tests/cluster/test_compiled_window.py`` replays whole episodes both ways and
+compares every record.
+
+The episode's Python state (``state``, ``last_control``, ``last_outputs``, ``last_inlet_true``) is read at the
+start of each window and written back at its end, so windows run here and windows run in Python mix freely.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dcops.physics.compiled_plant import PLANT_ROWS, compiled, outputs_of, plant_kernel
+from dcops.physics.plant import PlantBoundary, PlantControl, PlantState, step_plant
+
+if TYPE_CHECKING:
+    from dcops.cluster.episode import ClusterEpisode, PlantWindow
+
+_ECONOMISER, _COOLING, _PUE = (PLANT_ROWS.index(name) for name in ("economiser_fraction", "cooling_kw", "pue"))
+_IT, _FACILITY = PLANT_ROWS.index("it_kw"), PLANT_ROWS.index("facility_kw")
+
+
+class CompiledActor(Protocol):
+    """A cooling controller's compiled form: the decoded set-point vector ((2Z+2,) float64, the float32 values
+    ``decode_setpoint_values`` gives) for a telemetry vector ((5Z+11,) float64 holding its float32 values)."""
+
+    def act(self, telemetry: NDArray[np.float64]) -> NDArray[np.float64]: ...
+
+
+@dataclass(frozen=True)
+class TelemetryArrays:
+    """An episode's sensor errors and per-step boundary values as arrays for :func:`telemetry_kernel` (the
+    values of ``ClusterEpisode``'s telemetry series).
+
+    :param zone_noise: (2, n+1, Z) inlet and return-air noise per reading, K.
+    :param inlet_drift: (n, Z) inlet sensor drift after each step, K.
+    :param zone_constants: (3, Z) inlet bias, return-air bias (K) and design IT load (kW).
+    :param step_values: (6, n) chillers available (fraction), dry-bulb, wet-bulb (°C), carbon (kg/kWh), sin and
+        cos of the hour.
+    :param chw_noise: (n+1,) chilled-water noise, K.
+    :param scalars: (3,) chilled-water bias (K), design IT load (kW), the episode's step count.
+    :param low, high: the telemetry vector's bounds (5Z+11,) as float64.
+    """
+
+    zone_noise: NDArray[np.float64]
+    inlet_drift: NDArray[np.float64]
+    zone_constants: NDArray[np.float64]
+    step_values: NDArray[np.float64]
+    chw_noise: NDArray[np.float64]
+    scalars: NDArray[np.float64]
+    low: NDArray[np.float64]
+    high: NDArray[np.float64]
+
+
+def telemetry_arrays(episode: ClusterEpisode) -> TelemetryArrays:
+    """The episode's telemetry inputs, computed by the expressions of its telemetry series."""
+    plant = episode.plant
+    return TelemetryArrays(
+        zone_noise=np.ascontiguousarray([episode.inlet_errors.noise_k, episode.return_errors.noise_k]),
+        inlet_drift=np.ascontiguousarray(episode.timeline.inlet_sensor_offset_k, dtype=np.float64),
+        zone_constants=np.ascontiguousarray([episode.inlet_errors.bias_k, episode.return_errors.bias_k,
+                                             plant.zone_design_it_kw], dtype=np.float64),
+        step_values=np.ascontiguousarray([
+            episode.timeline.chiller_available.sum(axis=1) / plant.n_chillers, episode.dry_bulb, episode.wet_bulb,
+            episode.carbon / 1000.0, episode.hour_sin, episode.hour_cos], dtype=np.float64),
+        chw_noise=np.ascontiguousarray(episode.chw_errors.noise_k[:, 0], dtype=np.float64),
+        scalars=np.array([float(episode.chw_errors.bias_k[0]), plant.design_it_kw, float(episode.n_steps)]),
+        low=episode._tel_low.astype(np.float64), high=episode._tel_high.astype(np.float64),
+    )
+
+
+def telemetry_kernel(k: int, zone_noise: Any, inlet_drift: Any, zone_constants: Any, step_values: Any,
+                     chw_noise: Any, scalars: Any, low: Any, high: Any, last_zone: Any, last_plant: Any,
+                     last_fan: Any, it_row: Any, out: Any) -> None:
+    """``ClusterEpisode.telemetry_values(k, it_row)`` into ``out`` (5Z+11,), from the last step's zone rows
+    ``last_zone`` (8, Z: supply air, the true inlet and the zone temperatures are read), plant entries
+    ``last_plant`` (21,: chilled water, economiser, cooling and PUE are read) and fan set-points ``last_fan``."""
+    z = it_row.shape[0]
+    n = int(scalars[2])
+    kk = k if k < n - 1 else n - 1
+    chw_bias = scalars[0]
+    j = 0
+    for i in range(z):
+        d = inlet_drift[k - 1, i] if k > 0 else 0.0
+        out[j] = last_zone[2, i] + zone_constants[0, i] + d + zone_noise[0, k, i]
+        out[j + 1] = last_zone[3, i] + zone_constants[1, i] + 0.0 + zone_noise[1, k, i]
+        out[j + 2] = it_row[i] / zone_constants[2, i]
+        out[j + 3] = last_fan[i]
+        out[j + 4] = last_zone[0, i]
+        j += 5
+    out[j] = last_plant[0] + chw_bias + 0.0 + chw_noise[k]
+    out[j + 1] = step_values[0, kk]
+    out[j + 2] = last_plant[3]
+    out[j + 3] = step_values[1, kk]
+    out[j + 4] = step_values[2, kk]
+    out[j + 5] = step_values[3, kk]
+    out[j + 6] = step_values[4, kk]
+    out[j + 7] = step_values[5, kk]
+    out[j + 8] = k / n
+    out[j + 9] = last_plant[14] / scalars[1]
+    out[j + 10] = last_plant[16]
+    for i in range(out.shape[0]):
+        v = out[i]
+        lo, hi = low[i], high[i]
+        v = v if (v >= lo or v != v) else lo  # np.maximum: NaN propagates
+        v = v if (v <= hi or v != v) else hi  # np.minimum
+        out[i] = np.float64(np.float32(v))
+
+
+def run_window_compiled(episode: ClusterEpisode, window: PlantWindow, actor: CompiledActor,
+                        packed: tuple[NDArray[np.float64], NDArray[np.float64]], tel: TelemetryArrays) -> None:
+    """Step the plant through ``window`` (after ``episode.begin_window()``) with the compiled actor, and leave the
+    episode's state and the window's records as ``record_step`` would (then call ``end_window``)."""
+    plant, dt = episode.plant, float(episode.dt_s)
+    z = plant.n_zones
+    s = len(window.rows)
+    first = window.first_step
+    zones, scalars = packed
+    # The last step's figures in the kernels' layout, from the episode's Python state.
+    last_zone = np.zeros((8, z))
+    last_plant = np.zeros(len(PLANT_ROWS))
+    previous = episode.last_outputs
+    last_zone[0] = episode._supply0 if previous is None else previous.supply_air_c
+    if previous is not None:
+        last_plant[_ECONOMISER] = float(previous.economiser_fraction)
+        last_plant[_COOLING] = float(previous.cooling_kw)
+        last_plant[_PUE] = float(previous.pue)
+    last_zone[2] = episode.last_inlet_true
+    last_zone[3] = episode.state.zone_temp_c
+    last_plant[0] = float(episode.state.chw_supply_c)
+    last_fan = np.array(episode.last_control.fan_speed, dtype=np.float64)
+
+    it = np.array(window.rows)
+    timeline = episode.timeline
+    alive, chillers = timeline.fan_units_alive, timeline.chiller_available
+    dry, wet = episode.dry_bulb, episode.wet_bulb
+    out_zone, out_plant = np.empty((s, 8, z)), np.empty((s, len(PLANT_ROWS)))
+    telemetry = np.empty(tel.low.shape[0])
+    telemetry_step, plant_step = compiled(telemetry_kernel), compiled(plant_kernel)
+    act = actor.act
+    setpoints = last_fan  # replaced at the first step
+    for i in range(s):
+        k = first + i
+        telemetry_step(k, tel.zone_noise, tel.inlet_drift, tel.zone_constants, tel.step_values, tel.chw_noise,
+                       tel.scalars, tel.low, tel.high, last_zone, last_plant, last_fan, it[i], telemetry)
+        setpoints = act(telemetry)
+        try:
+            ok = plant_step(zones, scalars, last_zone[3], last_plant[0], setpoints[:z], setpoints[z:2 * z],
+                            setpoints[2 * z], setpoints[2 * z + 1], it[i], alive[k], dry[k], wet[k], chillers[k], dt,
+                            out_zone[i], out_plant[i])
+        except (ArithmeticError, ValueError):
+            ok = False
+        if not ok:  # the float path declines this step: the array path runs it, as step_plant would
+            state, out = step_plant(plant, PlantState(last_zone[3].copy(), np.float64(last_plant[0])),
+                                    _control(setpoints, z), PlantBoundary(it[i], dry[k], wet[k], chillers[k],
+                                                                           alive[k]), dt)
+            out_zone[i] = np.array(out[:8])
+            out_plant[i] = [float(v) for v in out[8:]]
+        last_zone, last_plant = out_zone[i], out_plant[i]
+        last_fan = setpoints[:z]
+
+    new_state, outputs = outputs_of(out_zone[s - 1], out_plant[s - 1])
+    episode.state = new_state
+    episode.last_control = _control(setpoints, z)
+    episode.last_outputs = outputs
+    episode.last_inlet_true = outputs.inlet_c
+    episode.compiled_records = (out_plant[:, _FACILITY].tolist(), out_plant[:, _IT].tolist(),
+                              out_plant[:, _COOLING].tolist(), out_zone[:, 2, :].copy(), outputs)
+
+
+def _control(setpoints: NDArray[np.float64], z: int) -> PlantControl:
+    """The ``PlantControl`` ``decode_setpoint_values`` builds from decoded set-points."""
+    values = setpoints.tolist()
+    return PlantControl(fan_speed=np.array(values[:z]), supply_setpoint_c=np.array(values[z:2 * z]),
+                        chw_setpoint_c=np.asarray(values[2 * z]), economiser_on=np.asarray(values[2 * z + 1]))

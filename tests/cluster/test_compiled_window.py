@@ -1,0 +1,214 @@
+"""A cluster window through the compiled kernels (``dcops.cluster.compiled_window``) equals the Python path, bit
+for bit: whole episodes, a declined plant step, and the PPO controller's compiled actor step by step."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict
+
+import numpy as np
+import pytest
+
+import dcops
+import dcops.cluster.compiled_window as compiled_window
+from dcops.agents.cooling import ControllerContext, PPOController, RuleBasedController
+from dcops.cluster.config import ClusterConfig
+from dcops.cluster.cooling import RuleFastPath, TelemetryController
+from dcops.physics.compiled_plant import JIT_ENV, compiled, jit_available, plant_kernel
+from dcops.physics.interface import decode_setpoint_values
+
+pytestmark = pytest.mark.skipif(not jit_available(), reason="numba is not installed or DCOPS_JIT=0")
+
+WEIGHTS = [4.0, 4.0, 2.0, 1.0]
+
+
+def _faulty_episode(monkeypatch, jit: bool, cooling: str = "ppo"):
+    """test_cooling_fast_path's two days of jobs through a chiller trip, a fan failure and a drifting sensor, with
+    the controller handed to the episode as the environment hands it (no recorder in between)."""
+    from dcops.cluster.decisions import resolve_structured
+    from dcops.cluster.episode import ClusterEpisode
+    from dcops.cluster.requests import Priority, Request, RequestTruth, Submission
+    from dcops.physics.faults import ChillerTrip, FanFailure, SensorDrift
+    from tests.cluster.test_cooling_fast_path import JOBS
+
+    monkeypatch.setenv(JIT_ENV, "1" if jit else "0")
+    config = ClusterConfig(faults=(ChillerTrip(start_s=2.0 * 3600.0, chiller=1, duration_s=4 * 3600.0),
+                                   FanFailure(start_s=5.0 * 3600.0, zone=2, units_lost=0.5),
+                                   SensorDrift(start_s=1.0 * 3600.0, zone=0, rate_k_per_h=1.5)))
+    plant = config.plant_config()
+    if cooling == "ppo":
+        controller = TelemetryController(PPOController(), ControllerContext.from_plant(plant, WEIGHTS, 300.0))
+    else:  # the rule's fast path, with the triage of the least critical zone that reads the chilled water
+        controller = RuleFastPath(zone_weights=np.asarray(WEIGHTS), **asdict(RuleBasedController()))
+    episode = ClusterEpisode(config, controller)
+    episode.reset(np.random.default_rng(11), np.random.default_rng(12), ["team_0"])
+    assert (controller.compiled_actor is not None) is jit
+    jobs = [*JOBS, ("e", "H100", 32, 50.0, 2.0)]
+    episode.submit([Submission(Request(rid, "team_0", "finetune", "", kw, h, gpus, gpu, Priority.HIGH, 9, False, 1.0,
+                                       0), RequestTruth(Priority.HIGH, 9, False, h)) for rid, gpu, gpus, kw, h in jobs])
+    for w in range(config.n_windows):
+        ids = episode.pending_ids()
+        episode.decide(resolve_structured([{"request_id": i, "decision": "ACCEPT"} for i in ids], ids, w,
+                                          config.n_windows))
+        episode.run_window()
+    return episode
+
+
+def _assert_same_episode(a, b) -> None:
+    for name in ("facility_kw", "cooling_kw", "it_kw_total", "inlet_c", "_pue_cum", "_pue_ci_cum"):
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+    assert np.array_equal(a.state.zone_temp_c, b.state.zone_temp_c)
+    assert float(a.state.chw_supply_c) == float(b.state.chw_supply_c)
+    for name in a.last_outputs._fields:
+        x, y = np.asarray(getattr(a.last_outputs, name)), np.asarray(getattr(b.last_outputs, name))
+        assert x.dtype == y.dtype and np.array_equal(x, y), name
+    for field in ("fan_speed", "supply_setpoint_c", "chw_setpoint_c", "economiser_on"):
+        assert np.array_equal(getattr(a.last_control, field), getattr(b.last_control, field)), field
+    assert [s.reward for s in a.window_scores] == [s.reward for s in b.window_scores]
+    assert [s.soft_fraction for s in a.window_scores] == [s.soft_fraction for s in b.window_scores]
+
+
+@pytest.mark.parametrize("cooling", ["ppo", "rule"])
+def test_a_faulty_episode_is_the_same_compiled_or_not(monkeypatch, cooling: str):
+    triaged = []
+    fault_control = RuleFastPath.fault_control
+
+    def spy(self, i, chw_reading_c):
+        control = fault_control(self, i, chw_reading_c)
+        triaged.append(control.fan_speed[3] == pytest.approx(0.2))
+        return control
+
+    monkeypatch.setattr(RuleFastPath, "fault_control", spy)
+    compiled_run = _faulty_episode(monkeypatch, jit=True, cooling=cooling)
+    python_run = _faulty_episode(monkeypatch, jit=False, cooling=cooling)
+    _assert_same_episode(compiled_run, python_run)
+    assert compiled_run.inlet_c.max() > 27.0  # the faults reach the interesting region
+    if cooling == "rule":  # the chiller trip ran the fault procedure, its triage included, both ways
+        assert any(triaged) and not all(triaged)
+
+
+def test_a_step_the_compiled_plant_declines_runs_through_step_plant(monkeypatch):
+    kernel = compiled(plant_kernel)
+    calls = {"n": 0, "declined": 0}
+
+    def declining(*args):
+        calls["n"] += 1
+        if calls["n"] % 7 == 3:
+            calls["declined"] += 1
+            return False
+        if calls["n"] % 7 == 5:
+            calls["declined"] += 1
+            raise ZeroDivisionError("as the float path raises it")
+        return kernel(*args)
+
+    real = compiled_window.compiled
+    monkeypatch.setattr(compiled_window, "compiled", lambda f: declining if f is plant_kernel else real(f))
+    declined_run = _faulty_episode(monkeypatch, jit=True)
+    assert calls["declined"] >= 40
+    monkeypatch.setattr(compiled_window, "compiled", real)
+    _assert_same_episode(declined_run, _faulty_episode(monkeypatch, jit=False))
+
+
+def _digest(seed: int, cooling: str = "ppo") -> str:
+    """Every reward, observation and per-step record of a random-fault PPO episode under a seeded masked-random
+    scheduler."""
+    env = dcops.parallel_env(structured_view=False, cooling=cooling, faults="random")
+    observations, _ = env.reset(seed=seed)
+    digest, rng = hashlib.sha256(), np.random.default_rng(seed)
+    while env.agents:
+        mask = np.asarray(observations["scheduler"]["action_mask"]).reshape(env.config.max_slots, -1)
+        choice = np.array([rng.choice(np.flatnonzero(row)) if row.any() else 0 for row in mask])
+        observations, rewards, _, _, _ = env.step({"scheduler": choice})
+        for agent in sorted(rewards):
+            digest.update(np.float64(rewards[agent]).tobytes())
+            for key in sorted(observations[agent]):
+                digest.update(np.asarray(observations[agent][key]).tobytes())
+    for name in ("facility_kw", "cooling_kw", "inlet_c", "it_kw_total"):
+        digest.update(getattr(env.episode, name).tobytes())
+    return digest.hexdigest()
+
+
+@pytest.mark.parametrize("cooling", ["ppo", "rule"])
+def test_whole_environment_episodes_are_the_same_compiled_or_not(monkeypatch, cooling: str):
+    seeds = range(4)
+    monkeypatch.setenv(JIT_ENV, "1")
+    env = dcops.parallel_env(structured_view=False, cooling=cooling)
+    env.reset(seed=0)
+    assert env.controller.compiled_actor is not None, "the cluster env runs its cooling compiled"
+    fast = [_digest(s, cooling) for s in seeds]
+    monkeypatch.setenv(JIT_ENV, "0")
+    assert [_digest(s, cooling) for s in seeds] == fast
+
+
+def _decoded(controller: PPOController, telemetry: np.ndarray, z: int) -> np.ndarray:
+    control = decode_setpoint_values(controller.act_values(telemetry.tolist()), z)
+    return np.concatenate([control.fan_speed, control.supply_setpoint_c,
+                           [float(control.chw_setpoint_c), float(control.economiser_on)]])
+
+
+@pytest.mark.parametrize("n_zones", [1, 3, 7])
+def test_the_compiled_ppo_actor_gives_act_values_set_points_step_by_step(n_zones: int):
+    from dcops.physics.interface import telemetry_bounds
+    from dcops.physics.plant import PlantConfig
+
+    plant = PlantConfig.default(n_zones=n_zones)
+    context = ControllerContext.from_plant(plant, [1.0] * n_zones, 300.0)
+    reference, fast = PPOController(), PPOController()
+    reference.reset(context)
+    fast.reset(context)
+    actor = fast.compiled()
+    low, high = telemetry_bounds(n_zones)
+    rng = np.random.default_rng(n_zones)
+    centre = rng.uniform(low, high).astype(np.float32)
+    for step in range(200):
+        # A wandering state with jumps, values at and past the box's edges, and the zones far apart.
+        centre = np.clip(centre + rng.normal(0.0, 0.05, centre.size) * (high - low), low, high).astype(np.float32)
+        telemetry = centre.astype(np.float64)
+        if step % 17 == 0:
+            telemetry = np.where(rng.random(centre.size) < 0.3, low, telemetry).astype(np.float64)
+        expected = _decoded(reference, telemetry, n_zones)
+        got = actor.act(telemetry)
+        assert np.array_equal(expected, got), f"step {step}: {expected} != {got}"
+    assert np.array_equal(np.array(reference.layer.trim._trims), actor._trims)
+    assert reference.layer.trim_max == actor._state[7]
+    assert np.array_equal(reference.last_action, actor._state[4:7])
+
+
+def test_a_non_finite_telemetry_value_raises_the_float_paths_error():
+    from dcops.physics.interface import telemetry_bounds
+    from dcops.physics.plant import PlantConfig
+
+    plant = PlantConfig.default(n_zones=2)
+    context = ControllerContext.from_plant(plant, [1.0, 1.0], 300.0)
+    reference, fast = PPOController(), PPOController()
+    reference.reset(context)
+    fast.reset(context)
+    actor = fast.compiled()
+    low, high = telemetry_bounds(2)
+    telemetry = ((low + high) / 2.0).astype(np.float64)
+    telemetry[0] = np.nan
+    with pytest.raises(ValueError) as python_error:
+        _decoded(reference, telemetry, 2)
+    with pytest.raises(ValueError) as compiled_error:
+        actor.act(telemetry)
+    assert str(compiled_error.value) == str(python_error.value)
+
+
+def test_the_telemetry_kernel_gives_the_episodes_telemetry_values_at_every_step(monkeypatch):
+    """Every field, the ones the PPO policy ignores (progress, carbon, PUE) included, at every reading of a faulty
+    episode, for the window's loads and for loads far past the box."""
+    from dcops.cluster.compiled_window import PLANT_ROWS, telemetry_arrays, telemetry_kernel
+
+    episode = _faulty_episode(monkeypatch, jit=False)
+    arrays, kernel = telemetry_arrays(episode), compiled(telemetry_kernel)
+    out, z = episode.last_outputs, episode.plant.n_zones
+    last_zone, last_plant = np.array(out[:8]), np.array([float(v) for v in out[8:]])
+    assert len(last_plant) == len(PLANT_ROWS)
+    telemetry = np.empty(5 * z + 11)
+    rng = np.random.default_rng(3)
+    for k in range(episode.n_steps + 1):  # the last reading, after the last step, included
+        it_row = rng.uniform(-50.0, 900.0, z) if k % 5 else np.array([500.0, 0.0, 2e5, 120.0])
+        kernel(k, arrays.zone_noise, arrays.inlet_drift, arrays.zone_constants, arrays.step_values, arrays.chw_noise,
+               arrays.scalars, arrays.low, arrays.high, last_zone, last_plant, episode.last_control.fan_speed, it_row,
+               telemetry)
+        assert telemetry.tolist() == episode.telemetry_values(k, it_row), f"reading {k}"
