@@ -23,22 +23,19 @@ Episodes of a task all have the same length, so they end together. ``infos`` per
 ``violation_minutes_32`` (N, Z); at an episode's last step also ``score`` (with its mask ``_score``). Actions ``(N, 2Z + 2)`` are clipped to the box like the single env's; a
 wrong shape or a NaN/inf raises ``ValueError`` naming the episode and the field, and nothing is stepped.
 
-**Cluster operations** (:class:`ClusterVectorEnv`). The plant physics of the N episodes runs batched: each of a
-window's 18 physics steps is one ``step_plant_arrays`` call on ``(N, Z)``. The rest of a window (decisions,
-queue ordering and placement, completions and audits, reward, oversight, the teams' next requests and the
-observations) is per-episode Python logic over variable-length job lists and stays per episode, so the gain
-over N single environments is the physics share of a window (``dcops bench`` measures both). Observations are
-the scheduler's ``Dict`` batched; ``infos`` gathers each episode's scheduler info as Gymnasium does (a key per
-field with its ``_key`` mask). Scheduler actions never raise (invalid decisions are penalised, as in the
-single env); a batch of the wrong length raises ``ValueError``. Measured (``dcops bench``, the default PPO
-cooling, no structured view, CPU time, on the loaded 2-core development machine): 8 batched episodes run 1.12×
-the windows per second of gymnasium's ``SyncVectorEnv`` over 8 ``make_env("cluster/operations")`` (450 against
-403; ratio ``cluster_vector_8_over_sync_vector_env_8``; 1.10–1.20 at 8 and 16 episodes in repeated runs, and
-level, 1.00–1.06, with the rule cooling), and 16 batched episodes about as many windows per second as one
-single environment stepped alone (1.01): one plant already steps in Python floats in about 25 µs
-(``dcops.physics.single_plant``), gathering and scattering the batch costs most of what batching saves, and the
-per-episode logic is three quarters of a window. So it is kept for the API and a modest gain over
-``SyncVectorEnv``, not for a large speed-up.
+**Cluster operations** (:class:`ClusterVectorEnv`). An episode whose cooling controller has a compiled form
+(the PPO controller and the rule's fast path, where numba is installed) steps its window's 18 physics steps
+through the kernels of ``dcops.cluster.compiled_window`` on its own (``ClusterEpisode.step_compiled``: a few
+microseconds a step, less than its share of a batched array step); the plants of the others run batched, each
+physics step one ``step_plant_arrays`` call on ``(N, Z)``. The rest of a window (decisions, queue ordering and
+placement, completions and audits, reward, oversight, the teams' next requests and the observations) is
+per-episode Python logic over variable-length job lists and stays per episode; it is now about three quarters of a
+window, so N episodes run at about N single environments' speed (``dcops bench``: 16 episodes 0.90× one env's
+windows/s, 8 episodes 1.03× gymnasium's ``SyncVectorEnv`` over 8 ``make_env("cluster/operations")``, PPO cooling,
+no structured view, CPU time, idle 2-core machine). Observations are the scheduler's ``Dict`` batched; ``infos``
+gathers each episode's scheduler info as Gymnasium does (a key per field with its ``_key`` mask). Scheduler
+actions never raise (invalid decisions are penalised, as in the single env); a batch of the wrong length raises
+``ValueError``. Either way an episode gives the bits of the same episode stepped alone.
 
 **Stable-Baselines3** (:func:`make_sb3_vec_env`, also ``dcops.make_sb3_vec_env``). SB3's algorithms step their
 own ``VecEnv`` API, not Gymnasium's ``VectorEnv``: ``make_sb3_vec_env(task_id, n)`` gives SB3's ``DummyVecEnv``

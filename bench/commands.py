@@ -87,7 +87,7 @@ def _run(args: argparse.Namespace) -> int:
 
     physics_bench.CLOCK, physics_bench.STATISTIC = args.clock, args.statistic
     figures = run_physics_bench()
-    cluster = run_cluster_bench(figures.get("physics_steps_per_s_single_plant"))
+    cluster = run_cluster_bench()
     figures["targets"].update(cluster.pop("targets"))
     figures.update(cluster)
     vector = run_vector_bench(figures["cooling_env_steps_per_s"], figures["cluster_windows_per_s_ppo"])

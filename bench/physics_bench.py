@@ -96,6 +96,39 @@ def plant_step_rate(batch: int | None, dt_s: float = 300.0) -> float:
     return _rate(work)
 
 
+def compiled_plant_step_rate(dt_s: float = 300.0) -> float | None:
+    """Steps per second of one 4-zone plant through the compiled kernel (``dcops.physics.compiled_plant``) with
+    its buffers kept, as the cluster window loop calls it; None without numba (or with ``DCOPS_JIT=0``)."""
+    from dcops.physics.compiled_plant import compiled, jit_available, pack_plant, plant_kernel
+    from dcops.physics.plant import PlantConfig
+
+    if not jit_available():
+        return None
+    config = PlantConfig.default()
+    z = config.n_zones
+    packed = pack_plant(config)
+    assert packed is not None
+    zones, scalars = packed
+    kernel = compiled(plant_kernel)
+    rng = np.random.default_rng(0)
+    it = config.zone_design_it_kw * rng.uniform(0.5, 0.9, size=z)
+    fans, supply, alive, chillers = np.full(z, 0.7), np.full(z, 22.0), np.ones(z), np.ones(config.n_chillers)
+    out_zone, out_plant = np.empty((8, z)), np.empty(21)
+    zone, chw = np.full(z, 25.0), 12.0
+
+    def work() -> int:
+        nonlocal chw
+        for _ in range(500):
+            kernel(zones, scalars, zone, chw, fans, supply, 12.0, 1.0, it, alive, 25.0, 18.0, chillers, dt_s,
+                   out_zone, out_plant)
+            zone[:] = out_zone[3]
+            chw = float(out_plant[0])
+        return 500
+
+    work()  # compiles (or loads the cache) outside the timing
+    return _rate(work)
+
+
 def plant_v2_step_rate(batch: int | None, dt_s: float = 300.0, storage_minutes: float = 0.0) -> float:
     """Plant-steps per second of plant v2 (``dcops.physics.v2``) for one 4-zone plant or a batch, with the
     per-zone bypass every v1 task draws, and a storage tank charging where ``storage_minutes`` > 0."""
@@ -171,9 +204,11 @@ def run_physics_bench() -> dict[str, Any]:
     batched_v2_tank = plant_v2_step_rate(64, storage_minutes=60.0)
     env_rate = env_step_rate()
     construction = construction_seconds()
+    compiled_single = compiled_plant_step_rate()
     return {
         "calibration_loops_per_s": calibration,
         "physics_steps_per_s_single_plant": single,
+        **({} if compiled_single is None else {"physics_steps_per_s_single_plant_compiled": compiled_single}),
         "physics_plant_steps_per_s_batch_64": batched,
         "physics_v2_steps_per_s_single_plant": single_v2,
         "physics_v2_plant_steps_per_s_batch_64": batched_v2,
@@ -188,6 +223,7 @@ def run_physics_bench() -> dict[str, Any]:
             "v2_batch_over_v0_batch": batched_v2 / batched,
             "v2_tank_single_over_v2_single": single_v2_tank / single_v2,
             "env_step_over_physics_step": env_rate / single,
+            **({} if compiled_single is None else {"compiled_single_over_single": compiled_single / single}),
         },
         "targets": {
             "physics_steps_per_s_single_plant >= 10000": single >= 10_000,

@@ -21,16 +21,13 @@ start of each window and written back at its end, so windows run here and window
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
 
 from dcops.physics.compiled_plant import PLANT_ROWS, compiled, outputs_of, plant_kernel
 from dcops.physics.plant import PlantBoundary, PlantControl, PlantState, step_plant
-
-if TYPE_CHECKING:
-    from dcops.cluster.episode import ClusterEpisode, PlantWindow
 
 _ECONOMISER, _COOLING, _PUE = (PLANT_ROWS.index(name) for name in ("economiser_fraction", "cooling_kw", "pue"))
 _IT, _FACILITY = PLANT_ROWS.index("it_kw"), PLANT_ROWS.index("facility_kw")
@@ -68,8 +65,9 @@ class TelemetryArrays:
     high: NDArray[np.float64]
 
 
-def telemetry_arrays(episode: ClusterEpisode) -> TelemetryArrays:
-    """The episode's telemetry inputs, computed by the expressions of its telemetry series."""
+def telemetry_arrays(episode: Any) -> TelemetryArrays:
+    """The telemetry inputs of ``episode`` (a ``ClusterEpisode``, after its reset; not imported here, since the
+    episode module imports this one), computed by the expressions of its telemetry series."""
     plant = episode.plant
     return TelemetryArrays(
         zone_noise=np.ascontiguousarray([episode.inlet_errors.noise_k, episode.return_errors.noise_k]),
@@ -123,10 +121,11 @@ def telemetry_kernel(k: int, zone_noise: Any, inlet_drift: Any, zone_constants: 
         out[i] = np.float64(np.float32(v))
 
 
-def run_window_compiled(episode: ClusterEpisode, window: PlantWindow, actor: CompiledActor,
+def run_window_compiled(episode: Any, window: Any, actor: CompiledActor,
                         packed: tuple[NDArray[np.float64], NDArray[np.float64]], tel: TelemetryArrays) -> None:
-    """Step the plant through ``window`` (after ``episode.begin_window()``) with the compiled actor, and leave the
-    episode's state and the window's records as ``record_step`` would (then call ``end_window``)."""
+    """Step the plant through ``window`` (the ``PlantWindow`` of ``episode.begin_window()``) with the compiled
+    actor, and leave the episode's state and the window's records as ``record_step`` would (then call
+    ``end_window``)."""
     plant, dt = episode.plant, float(episode.dt_s)
     z = plant.n_zones
     s = len(window.rows)

@@ -15,7 +15,9 @@ One :class:`ClusterEpisode` runs one episode. Per window w (the env, ``dcops.env
 The physics knows nothing of jobs: the episode hands it IT load per zone and reads temperatures and power back
 (``dcops.physics.plant.step_plant``). Weather, grid carbon, sensor errors and the fault timeline are computed
 once at :meth:`reset`, so the per-step loop only indexes arrays and calls the plant. Carbon per job uses
-running sums, so no Python loop runs over jobs per physics step.
+running sums, so no Python loop runs over jobs per physics step. Where the cooling controller has a compiled form
+and numba is installed, :meth:`step_compiled` runs the window's physics steps in compiled kernels
+(``dcops.cluster.compiled_window``), to the same bits.
 """
 
 from __future__ import annotations

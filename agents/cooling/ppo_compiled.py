@@ -21,7 +21,7 @@ controller's at :meth:`PPOController.compiled`; one episode is stepped through t
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -34,9 +34,6 @@ from dcops.physics.interface import (
     decode_setpoint_values,
     setpoint_bounds,
 )
-
-if TYPE_CHECKING:
-    from dcops.agents.cooling.ppo import PPOController
 
 N_PREVIOUS_ACTIONS = 3
 
@@ -192,9 +189,10 @@ def setpoints_kernel(action: Any, telemetry: Any, state: Any, trims: Any, consta
 class CompiledPPO:
     """A :class:`~dcops.agents.cooling.ppo.PPOController`'s episode stepped through the kernels (module doc).
 
-    Built by :meth:`PPOController.compiled` after its ``reset``; starts from its state."""
+    Built by :meth:`PPOController.compiled` after its ``reset`` (``controller``: that ``PPOController``; not
+    imported here, since ``ppo`` imports this module); starts from its state."""
 
-    def __init__(self, controller: PPOController) -> None:
+    def __init__(self, controller: Any) -> None:
         context, layer, policy = controller.context, controller.layer, controller.policy
         amap, trim = layer.action_map, layer.trim
         z = context.n_zones
