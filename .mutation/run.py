@@ -59,7 +59,7 @@ HERE = ROOT / ".mutation"
 REPORT = ROOT / "reports" / "mutation" / "README.md"
 NOTES_MARKER = "<!-- Notes: everything below this line is kept when .mutation/run.py rewrites the report. -->"
 PHYSICS_GROUPS = ("chiller", "economiser", "zones", "auxiliaries", "psychrometrics", "plant", "single_plant",
-                  "v2_chiller", "v2_tower", "v2_storage", "v2_coil", "v2_servers", "v2_tariff", "v2_plant",
+                  "compiled_plant", "v2_chiller", "v2_tower", "v2_storage", "v2_coil", "v2_servers", "v2_tariff", "v2_plant",
                   "weather", "carbon", "timebase", "faults", "sensors", "it_load", "forecast", "profiles",
                   "plant_types", "v2_types", "interface", "v2_interface", "v2_backend", "constants")
 OVERSIGHT_GROUPS = ("detectors", "monitor", "metrics", "honest_model", "evidence", "calibrated", "posterior",
