@@ -14,10 +14,8 @@ import dcops.cluster.compiled_window as compiled_window
 from dcops.agents.cooling import ControllerContext, PPOController, RuleBasedController
 from dcops.cluster.config import ClusterConfig
 from dcops.cluster.cooling import RuleFastPath, TelemetryController
-from dcops.physics.compiled_plant import JIT_ENV, compiled, jit_available, plant_kernel
+from dcops.physics.compiled_plant import JIT_ENV, compiled, plant_kernel
 from dcops.physics.interface import decode_setpoint_values
-
-pytestmark = pytest.mark.skipif(not jit_available(), reason="numba is not installed or DCOPS_JIT=0")
 
 WEIGHTS = [4.0, 4.0, 2.0, 1.0]
 

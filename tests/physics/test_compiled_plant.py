@@ -22,8 +22,6 @@ from dcops.physics.compiled_plant import (
 from dcops.physics.plant import PlantBoundary, PlantConfig, PlantControl, PlantOutputs, initial_state
 from dcops.physics.single_plant import step_single_plant
 
-pytestmark = pytest.mark.skipif(not jit_available(), reason="numba is not installed or DCOPS_JIT=0")
-
 CONFIGS = [
     PlantConfig.default(),
     PlantConfig.legacy(),
@@ -129,6 +127,69 @@ def test_steps_the_float_arithmetic_cannot_do_are_declined(fault: str) -> None:
         config = dataclasses.replace(base, pump_min_speed=0.0)
     state, control, boundary = _case(np.random.default_rng(2), config, fault == "no pump minimum", False)
     _assert_same_step(config, state, control, boundary, 300.0)
+
+
+@pytest.mark.parametrize("which", ["zone_temp_c", "fan_speed", "supply_setpoint_c", "it_kw", "fan_units_alive",
+                                   "chw_supply_c", "chw_setpoint_c", "economiser_on", "outdoor_dry_bulb_c",
+                                   "outdoor_wet_bulb_c", "chiller_available"])
+@pytest.mark.parametrize("value", [0.0, 1e200])
+def test_an_input_of_zero_or_a_huge_one_is_stepped_as_the_float_path_steps_it(which: str, value: float) -> None:
+    """Zeros (a divisor of the input check's sums in a mutant) and huge finite values (whose products overflow
+    where their sums do not) in each input, every zone or chiller at once."""
+    config = CONFIGS[0]
+    state, control, boundary = _case(np.random.default_rng(4), config, False, False)
+    for part in ("state", "control", "boundary"):
+        holder = {"state": state, "control": control, "boundary": boundary}[part]
+        if hasattr(holder, which):
+            old = np.asarray(getattr(holder, which))
+            changed = dataclasses.replace(holder, **{which: np.full(old.shape, value)})
+            state, control, boundary = (changed if part == "state" else state, changed if part == "control" else control,
+                                        changed if part == "boundary" else boundary)
+    _assert_same_step(config, state, control, boundary, 300.0)
+
+
+def test_two_input_sums_that_overflow_together_are_declined() -> None:
+    """Each input's sum finite, their total not: the float path declines, so must the kernel."""
+    config = CONFIGS[0]
+    state, control, boundary = _case(np.random.default_rng(6), config, False, False)
+    zone = np.zeros(config.n_zones)
+    zone[0] = 1e308
+    state = dataclasses.replace(state, zone_temp_c=zone)
+    for name in ("fan_speed", "supply_setpoint_c"):
+        values = np.zeros(config.n_zones)
+        values[0] = 1e308
+        _assert_same_step(config, state, dataclasses.replace(control, **{name: values}), boundary, 300.0)
+    assert step_single_plant(config, state, dataclasses.replace(control, fan_speed=zone), boundary, 300.0) is None
+
+
+@pytest.mark.parametrize("it_kw", [[5e-10, 0.0, 0.0, 0.0], [6.0, 5e-9, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+@pytest.mark.parametrize("min_recirculation", [0.0, 0.02])
+def test_loads_too_small_for_the_guards_with_the_fans_stopped(it_kw: list[float], min_recirculation: float) -> None:
+    """The 1e-9 floors of the recirculation's divisor and of PUE's, reached."""
+    config = dataclasses.replace(CONFIGS[0], min_recirculation=min_recirculation)
+    state, control, boundary = _case(np.random.default_rng(7), config, False, False)
+    control = dataclasses.replace(control, fan_speed=np.zeros(config.n_zones))
+    boundary = dataclasses.replace(boundary, it_kw=np.array(it_kw))
+    _assert_same_step(config, state, control, boundary, 300.0)
+
+
+@pytest.mark.parametrize("offset", [0.0, 1e-6, 2e-6, -1e-6])
+def test_the_economiser_at_the_edge_of_no_span(offset: float) -> None:
+    """The chilled-water return a hair above the set-point (span 0, 1e-6 and around), economiser on."""
+    config = CONFIGS[0]
+    z = config.n_zones
+    state = initial_state(config, 22.0, 0.0)
+    # No load, no air, no envelope exchange: the return equals the supply, 0 °C, so the span is exactly -set-point.
+    config = dataclasses.replace(config, zone_envelope_ua_kw_per_k=np.zeros(z))
+    control = PlantControl(np.zeros(z), np.full(z, 22.0), np.asarray(-offset), np.asarray(1.0))
+    boundary = PlantBoundary(np.zeros(z), np.asarray(22.0), np.asarray(3.0), np.ones(config.n_chillers), np.ones(z))
+    _assert_same_step(config, state, control, boundary, 300.0)
+
+
+def test_the_compiled_paths_are_on_by_default(monkeypatch):
+    """numba is a dependency: without DCOPS_JIT the compiled paths run (so these tests never skip)."""
+    monkeypatch.delenv(JIT_ENV, raising=False)
+    assert jit_available()
 
 
 def test_large_plants_are_not_packed():
