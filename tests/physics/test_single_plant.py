@@ -22,6 +22,7 @@ from dcops.physics.plant import (
     step_plant,
     step_plant_arrays,
 )
+from dcops.physics.compiled_plant import pack_plant, step_compiled
 from dcops.physics.single_plant import step_single_plant
 
 CONFIGS = [
@@ -147,6 +148,23 @@ def _assert_bit_for_bit(config: PlantConfig, state, control, boundary, dt_s: flo
         x, y = np.asarray(a), np.asarray(b)
         assert x.shape == y.shape and x.dtype == y.dtype, name
         assert np.array_equal(x, y), f"{name}: {x} != {y}"
+    _assert_kernel_agrees(config, state, control, boundary, dt_s, reference)
+
+
+def _assert_kernel_agrees(config: PlantConfig, state, control, boundary, dt_s: float, reference=None) -> None:
+    """The compiled kernel (``dcops.physics.compiled_plant``, libm's expm1 as the float path's own) gives the float
+    path's every field on the same inputs in plain form, so every case of this file checks it too."""
+    single = step_single_plant(config, state, control, boundary, dt_s)
+    plain_state, plain_control, plain_boundary = reference or (state, control, boundary)
+    packed = pack_plant(config)
+    assert single is not None and packed is not None
+    kernel = step_compiled(config, packed, plain_state, plain_control, plain_boundary.it_kw,
+                           plain_boundary.fan_units_alive, float(plain_boundary.outdoor_dry_bulb_c),
+                           float(plain_boundary.outdoor_wet_bulb_c), plain_boundary.chiller_available, dt_s)
+    assert kernel is not None, "the kernel declined a step the float path takes"
+    assert np.array_equal(single[0].zone_temp_c, kernel[0].zone_temp_c)
+    for name in single[1]._fields:
+        assert np.array_equal(getattr(single[1], name), getattr(kernel[1], name)), f"kernel: {name}"
 
 
 ALL_CONFIGS = [*CONFIGS, PlantConfig.default(n_zones=7, n_chillers=7)]  # 7: the most the single path takes
