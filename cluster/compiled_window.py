@@ -35,7 +35,8 @@ _IT, _FACILITY = PLANT_ROWS.index("it_kw"), PLANT_ROWS.index("facility_kw")
 
 class CompiledActor(Protocol):
     """A cooling controller's compiled form: the decoded set-point vector ((2Z+2,) float64, the float32 values
-    ``decode_setpoint_values`` gives) for a telemetry vector ((5Z+11,) float64 holding its float32 values)."""
+    ``decode_setpoint_values`` gives) for a telemetry vector ((5Z+11,) float64 holding its float32 values); the
+    vector may be a buffer that the next call overwrites."""
 
     def act(self, telemetry: NDArray[np.float64]) -> NDArray[np.float64]: ...
 
@@ -172,7 +173,7 @@ def run_window_compiled(episode: Any, window: Any, actor: CompiledActor,
             out_zone[i] = np.array(out[:8])
             out_plant[i] = [float(v) for v in out[8:]]
         last_zone, last_plant = out_zone[i], out_plant[i]
-        last_fan = setpoints[:z]
+        last_fan = setpoints[:z].copy()  # the actor may overwrite its vector before the next telemetry
 
     new_state, outputs = outputs_of(out_zone[s - 1], out_plant[s - 1])
     episode.state = new_state

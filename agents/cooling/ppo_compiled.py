@@ -114,12 +114,19 @@ def features_kernel(telemetry: Any, state: Any, mean: Any, scale: Any, clip: flo
         out[j] = v if (v <= clip or v != v) else clip
 
 
-def setpoints_kernel(action: Any, telemetry: Any, state: Any, trims: Any, constants: Any, design: Any,
+def setpoints_kernel(mean: Any, telemetry: Any, state: Any, trims: Any, constants: Any, design: Any,
                      max_air: Any, low: Any, high: Any, out: Any) -> bool:
-    """``decode_setpoint_values(array("f", SupervisoryLayer.setpoint_values(...)))`` into ``out`` (2Z+2,); the
-    trims advance and ``state[4:8]`` takes the action and the largest trim. False (``out`` holding the float32
-    set-points, unclipped) where a set-point is not finite: the caller hands them to ``decode_setpoint_values``."""
+    """``decode_setpoint_values(array("f", SupervisoryLayer.setpoint_values(action, ...)))`` into ``out`` (2Z+2,)
+    for the policy's mean ``mean`` (3,), whose clip to [-1, 1] is the action (``NumpyPolicy.act``: numpy's
+    ``minimum(maximum(·, -1), 1)``); the trims advance and ``state[4:8]`` takes the action and the largest trim.
+    False (``out`` holding the float32 set-points, unclipped) where a set-point is not finite: the caller hands
+    them to ``decode_setpoint_values``."""
     z = trims.shape[0]
+    action = np.empty(3)
+    for j in range(3):
+        v = mean[j]
+        v = v if (v >= -1.0 or v != v) else -1.0  # np.maximum: NaN propagates
+        action[j] = v if (v <= 1.0 or v != v) else 1.0  # np.minimum
     (supply_lo, supply_hi, target_lo, target_hi, margin_lo, margin_hi, airflow_lo, airflow_hi, approach, rise,
      chw_lo, chw_hi, gain, deadband, top, fan_lo, fan_hi, per_kw) = (
         constants[0], constants[1], constants[2], constants[3], constants[4], constants[5], constants[6],
@@ -217,18 +224,19 @@ class CompiledPPO:
         low, high = setpoint_bounds(z)
         self._low, self._high = np.array(low), np.array(high)
         self._features = np.empty(len(self._mean))
+        self._setpoints = np.empty(2 * z + 2)
         self._z = z
         self._features_kernel = compiled(features_kernel)
         self._setpoints_kernel = compiled(setpoints_kernel)
 
     def act(self, telemetry: NDArray[np.float64]) -> NDArray[np.float64]:
-        """The decoded set-points ((2Z+2,), float32 values) for a telemetry vector ((5Z+11,) float32 values)."""
+        """The decoded set-points ((2Z+2,), float32 values) for a telemetry vector ((5Z+11,) float32 values), in
+        a buffer the next call overwrites."""
         x = self._features
         self._features_kernel(telemetry, self._state, self._mean, self._scale, self._clip, x)
-        action = np.minimum(np.maximum(self._policy.mean_action(x), -1.0), 1.0)
-        out = np.empty(2 * self._z + 2)
-        if not self._setpoints_kernel(action, telemetry, self._state, self._trims, self._constants, self._design,
-                                      self._max_air, self._low, self._high, out):
+        out = self._setpoints
+        if not self._setpoints_kernel(self._policy.mean_action(x), telemetry, self._state, self._trims,
+                                      self._constants, self._design, self._max_air, self._low, self._high, out):
             # Not finite: the float path's decoding raises its error (or, for a sum that only overflowed, decodes).
             control = decode_setpoint_values(out.tolist(), self._z)
             out = np.concatenate([control.fan_speed, control.supply_setpoint_c,

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import dcops.physics.single_plant as single_plant_module
+from dcops.physics.compiled_plant import pack_plant, step_compiled
 from dcops.physics.plant import (
     PlantBoundary,
     PlantConfig,
@@ -22,7 +23,6 @@ from dcops.physics.plant import (
     step_plant,
     step_plant_arrays,
 )
-from dcops.physics.compiled_plant import pack_plant, step_compiled
 from dcops.physics.single_plant import step_single_plant
 
 CONFIGS = [
