@@ -202,3 +202,50 @@ def test_the_switch_turns_the_compiled_paths_off(monkeypatch):
     assert not jit_available()
     monkeypatch.setenv(JIT_ENV, "1")
     assert jit_available()
+
+
+def test_fan_set_points_whose_sum_overflows_are_declined_though_the_step_would_be_finite() -> None:
+    """Fan set-points are clipped to [0, 1] before use, so huge ones leave the step finite; the float path still
+    declines them (its input check), and the kernel must too."""
+    config = CONFIGS[0]
+    state, control, boundary = _case(np.random.default_rng(8), config, False, False)
+    control = dataclasses.replace(control, fan_speed=np.array([1e308, 1e308, 0.5, 0.5]))
+    assert step_single_plant(config, state, control, boundary, 300.0) is None
+    _assert_same_step(config, state, control, boundary, 300.0)
+
+
+@pytest.mark.parametrize("dt_s", [1e-3, 1e-2, 0.5])
+def test_zones_at_zero_in_the_series_regime(dt_s: float) -> None:
+    """Zones at 0 °C over steps short enough for the series form (x < 1e-4): with t0 = 0 the zone's mean is
+    drift · psi exactly, so every term of the series reaches the outputs' bits."""
+    config = CONFIGS[0]
+    state, control, boundary = _case(np.random.default_rng(9), config, False, False)
+    state = dataclasses.replace(state, zone_temp_c=np.zeros(config.n_zones))
+    control = dataclasses.replace(control, supply_setpoint_c=np.full(config.n_zones, 30.0))
+    boundary = dataclasses.replace(boundary, it_kw=config.zone_design_it_kw * 40.0)
+    _assert_same_step(config, state, control, boundary, dt_s)
+
+
+@pytest.mark.parametrize("name", ["zone_temp_c", "fan_speed", "supply_setpoint_c"])
+def test_a_zone_input_whose_sum_overflows_is_declined_where_the_step_would_be_finite(name: str) -> None:
+    """In an adiabatic hall with the fans stopped, two zones' huge values of this input leave the step finite;
+    the float path declines them for their sum, and the kernel must too."""
+    base = CONFIGS[0]
+    config = dataclasses.replace(base, zone_envelope_ua_kw_per_k=np.zeros(base.n_zones))
+    state, control, boundary = _case(np.random.default_rng(10), config, False, False)
+    control = dataclasses.replace(control, fan_speed=np.zeros(config.n_zones))
+    huge = np.array([1e308, 1e308, 0.0, 0.0])
+    for part in ("state", "control", "boundary"):
+        holder = {"state": state, "control": control, "boundary": boundary}[part]
+        if hasattr(holder, name):
+            changed = dataclasses.replace(holder, **{name: huge})
+            state = changed if part == "state" else state
+            control = changed if part == "control" else control
+            boundary = changed if part == "boundary" else boundary
+    one = {n: dataclasses.replace(p, **{name: np.array([1e308, 0.0, 0.0, 0.0])}) for n, p in
+           (("state", state), ("control", control), ("boundary", boundary)) if hasattr(p, name)}
+    single_huge = step_single_plant(config, one.get("state", state), one.get("control", control),
+                                    one.get("boundary", boundary), 300.0)
+    assert single_huge is not None and math.isfinite(float(single_huge[1].facility_kw)), "one huge value: finite"
+    assert step_single_plant(config, state, control, boundary, 300.0) is None
+    _assert_same_step(config, state, control, boundary, 300.0)
