@@ -92,6 +92,7 @@ def _run(args: argparse.Namespace) -> int:
     figures.update(cluster)
     vector = run_vector_bench(figures["cooling_env_steps_per_s"], figures["cluster_windows_per_s_ppo"])
     figures["ratios"].update(vector.pop("ratios"))
+    figures["targets"].update(vector.pop("targets"))
     figures.update(vector)
     figures.update(run_memory_bench())
     figures["machine"] = {"python": platform.python_version(), "processor": platform.machine(),

@@ -85,4 +85,7 @@ def run_vector_bench(cooling_env_steps_per_s: float, cluster_windows_per_s: floa
         "cluster_vector_16_over_single_env": figures["cluster_vector_windows_per_s_16"] / cluster_windows_per_s,
         "cluster_vector_8_over_sync_vector_env_8": max(batched) / max(sync),
     }
+    # Issue #28: 16 batched episodes at least 6× one env's windows per second (not met: README, Speed).
+    figures["targets"] = {"cluster_vector_16_over_single_env >= 6": figures["ratios"][
+        "cluster_vector_16_over_single_env"] >= 6.0}
     return figures
