@@ -7,15 +7,20 @@ a window's time. Here the telemetry (:func:`telemetry_kernel`) and the plant ste
 ``compiled`` actor, ``dcops.agents.cooling.ppo_compiled``) runs its own kernels around the policy's numpy
 forward pass, whose bits come from numpy's BLAS and ``tanh`` and so stay in numpy.
 
-Exactness: every value is the one :meth:`ClusterEpisode.run_window` computes through ``telemetry_values``,
-``act_values``, ``decode_setpoint_values`` and ``step_plant`` (the same operations in the same order; numpy's
-``maximum``/``minimum`` NaN rule in the telemetry clip; float32 where the vectors are float32). A step the
-compiled plant declines (a non-finite input or result) is run by ``step_plant`` instead, as the float path
-hands it to the array path. ``tests/cluster/test_compiled_window.py`` replays whole episodes both ways and
-compares every record.
+Exactness: every value is the one :meth:`ClusterEpisode.run_window` computes through ``telemetry_values``, the
+controller (``act_values`` and ``decode_setpoint_values`` for PPO; ``RuleFastPath.control`` for the rule, whose
+actor hands over the set-points it made at ``begin_window``) and ``step_plant``: the same operations in the same
+order, numpy's ``maximum``/``minimum`` rules in the telemetry clip (NaN propagates; a tie gives the bound, so a
+signed zero takes the bound's sign), float32 where the vectors are float32. A step the compiled plant declines (a
+non-finite input or result) is run by ``step_plant`` instead, as the float path hands it to the array path.
+``tests/cluster/test_compiled_window.py`` replays whole episodes both ways and compares every record byte for
+byte.
 
-The episode's Python state (``state``, ``last_control``, ``last_outputs``, ``last_inlet_true``) is read at the
-start of each window and written back at its end, so windows run here and windows run in Python mix freely.
+The episode's Python state (``state``, ``last_control``, ``last_outputs``, ``last_inlet_true``) and the
+controller's (its actor's ``load_state``/``store_state``) are read at the start of each window and written back
+at its end, so windows run here and windows run in Python mix in one episode (tested). Runs where numba is
+importable, ``DCOPS_JIT`` is not ``0``, the plant has at most 7 zones and 7 chillers, and the controller has a
+compiled form (the stock PPO controller up to 7 zones, the rule's fast path).
 """
 
 from __future__ import annotations
@@ -36,9 +41,14 @@ _IT, _FACILITY = PLANT_ROWS.index("it_kw"), PLANT_ROWS.index("facility_kw")
 class CompiledActor(Protocol):
     """A cooling controller's compiled form: the decoded set-point vector ((2Z+2,) float64, the float32 values
     ``decode_setpoint_values`` gives) for a telemetry vector ((5Z+11,) float64 holding its float32 values); the
-    vector may be a buffer that the next call overwrites."""
+    vector may be a buffer that the next call overwrites. ``load_state`` takes the controller's episode state
+    before a window and ``store_state`` hands it back after, so the controller's Python path can take over."""
 
     def act(self, telemetry: NDArray[np.float64]) -> NDArray[np.float64]: ...
+
+    def load_state(self) -> None: ...
+
+    def store_state(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -117,71 +127,101 @@ def telemetry_kernel(k: int, zone_noise: Any, inlet_drift: Any, zone_constants: 
     for i in range(out.shape[0]):
         v = out[i]
         lo, hi = low[i], high[i]
-        v = v if (v >= lo or v != v) else lo  # np.maximum: NaN propagates
-        v = v if (v <= hi or v != v) else hi  # np.minimum
+        v = v if (v > lo or v != v) else lo  # np.maximum: NaN propagates; a tie gives the bound (signed zeros)
+        v = v if (v < hi or v != v) else hi  # np.minimum, likewise
         out[i] = np.float64(np.float32(v))
 
 
 def run_window_compiled(episode: Any, window: Any, actor: CompiledActor,
                         packed: tuple[NDArray[np.float64], NDArray[np.float64]], tel: TelemetryArrays) -> None:
     """Step the plant through ``window`` (the ``PlantWindow`` of ``episode.begin_window()``) with the compiled
-    actor, and leave the episode's state and the window's records as ``record_step`` would (then call
-    ``end_window``)."""
-    plant, dt = episode.plant, float(episode.dt_s)
-    z = plant.n_zones
-    s = len(window.rows)
-    first = window.first_step
-    zones, scalars = packed
-    # The last step's figures in the kernels' layout, from the episode's Python state.
-    last_zone = np.zeros((8, z))
-    last_plant = np.zeros(len(PLANT_ROWS))
-    previous = episode.last_outputs
-    last_zone[0] = episode._supply0 if previous is None else previous.supply_air_c
-    if previous is not None:
-        last_plant[_ECONOMISER] = float(previous.economiser_fraction)
-        last_plant[_COOLING] = float(previous.cooling_kw)
-        last_plant[_PUE] = float(previous.pue)
-    last_zone[2] = episode.last_inlet_true
-    last_zone[3] = episode.state.zone_temp_c
-    last_plant[0] = float(episode.state.chw_supply_c)
-    last_fan = np.array(episode.last_control.fan_speed, dtype=np.float64)
+    actor, and leave the episode's state, the controller's and the window's records as the Python loop and
+    ``record_step`` would (then call ``end_window``). If the actor raises mid-window (set-points that are not
+    finite), the steps done so far are handed back, as the Python loop would have recorded them."""
+    loop = _WindowLoop(episode, window, actor, packed, tel)
+    actor.load_state()
+    try:
+        loop.run()
+    finally:
+        actor.store_state()
+        loop.hand_back()
 
-    it = np.array(window.rows)
-    timeline = episode.timeline
-    alive, chillers = timeline.fan_units_alive, timeline.chiller_available
-    dry, wet = episode.dry_bulb, episode.wet_bulb
-    out_zone, out_plant = np.empty((s, 8, z)), np.empty((s, len(PLANT_ROWS)))
-    telemetry = np.empty(tel.low.shape[0])
-    telemetry_step, plant_step = compiled(telemetry_kernel), compiled(plant_kernel)
-    act = actor.act
-    setpoints = last_fan  # replaced at the first step
-    for i in range(s):
-        k = first + i
-        telemetry_step(k, tel.zone_noise, tel.inlet_drift, tel.zone_constants, tel.step_values, tel.chw_noise,
-                       tel.scalars, tel.low, tel.high, last_zone, last_plant, last_fan, it[i], telemetry)
-        setpoints = act(telemetry)
-        try:
-            ok = plant_step(zones, scalars, last_zone[3], last_plant[0], setpoints[:z], setpoints[z:2 * z],
-                            setpoints[2 * z], setpoints[2 * z + 1], it[i], alive[k], dry[k], wet[k], chillers[k], dt,
-                            out_zone[i], out_plant[i])
-        except (ArithmeticError, ValueError):
-            ok = False
-        if not ok:  # the float path declines this step: the array path runs it, as step_plant would
-            state, out = step_plant(plant, PlantState(last_zone[3].copy(), np.float64(last_plant[0])),
-                                    _control(setpoints, z), PlantBoundary(it[i], dry[k], wet[k], chillers[k],
-                                                                           alive[k]), dt)
-            out_zone[i] = np.array(out[:8])
-            out_plant[i] = [float(v) for v in out[8:]]
-        last_zone, last_plant = out_zone[i], out_plant[i]
-        last_fan = setpoints[:z].copy()  # the actor may overwrite its vector before the next telemetry
 
-    new_state, outputs = outputs_of(out_zone[s - 1], out_plant[s - 1])
-    episode.state = new_state
-    episode.last_control = _control(setpoints, z)
-    episode.last_outputs = outputs
-    episode.last_inlet_true = outputs.inlet_c
-    episode.compiled_records = (out_plant[:, _FACILITY].tolist(), out_plant[:, _IT].tolist(),
-                              out_plant[:, _COOLING].tolist(), out_zone[:, 2, :].copy(), outputs)
+class _WindowLoop:
+    """One window's buffers and its step loop (:func:`run_window_compiled`)."""
+
+    def __init__(self, episode: Any, window: Any, actor: CompiledActor,
+                 packed: tuple[NDArray[np.float64], NDArray[np.float64]], tel: TelemetryArrays) -> None:
+        self.episode, self.actor, self.packed, self.tel = episode, actor, packed, tel
+        plant = episode.plant
+        z = self.z = plant.n_zones
+        self.first, self.steps = window.first_step, len(window.rows)
+        # The last step's figures in the kernels' layout, from the episode's Python state.
+        self.last_zone = np.zeros((8, z))
+        self.last_plant = np.zeros(len(PLANT_ROWS))
+        previous = episode.last_outputs
+        self.last_zone[0] = episode._supply0 if previous is None else previous.supply_air_c
+        if previous is not None:
+            self.last_plant[_ECONOMISER] = float(previous.economiser_fraction)
+            self.last_plant[_COOLING] = float(previous.cooling_kw)
+            self.last_plant[_PUE] = float(previous.pue)
+        self.last_zone[2] = episode.last_inlet_true
+        self.last_zone[3] = episode.state.zone_temp_c
+        self.last_plant[0] = float(episode.state.chw_supply_c)
+        self.last_fan = np.array(episode.last_control.fan_speed, dtype=np.float64)
+        self.it = np.array(window.rows)
+        self.out_zone, self.out_plant = np.empty((self.steps, 8, z)), np.empty((self.steps, len(PLANT_ROWS)))
+        self.setpoints = self.last_fan
+        self.done = 0
+
+    def run(self) -> None:
+        episode, z, dt, plant = self.episode, self.z, float(self.episode.dt_s), self.episode.plant
+        zones, scalars = self.packed
+        tel = self.tel
+        timeline = episode.timeline
+        alive, chillers = timeline.fan_units_alive, timeline.chiller_available
+        dry, wet = episode.dry_bulb, episode.wet_bulb
+        it, out_zone, out_plant = self.it, self.out_zone, self.out_plant
+        last_zone, last_plant, last_fan = self.last_zone, self.last_plant, self.last_fan
+        telemetry = np.empty(tel.low.shape[0])
+        telemetry_step, plant_step = compiled(telemetry_kernel), compiled(plant_kernel)
+        act = self.actor.act
+        for i in range(self.steps):
+            k = self.first + i
+            telemetry_step(k, tel.zone_noise, tel.inlet_drift, tel.zone_constants, tel.step_values, tel.chw_noise,
+                           tel.scalars, tel.low, tel.high, last_zone, last_plant, last_fan, it[i], telemetry)
+            setpoints = act(telemetry)
+            try:
+                ok = plant_step(zones, scalars, last_zone[3], last_plant[0], setpoints[:z], setpoints[z:2 * z],
+                                setpoints[2 * z], setpoints[2 * z + 1], it[i], alive[k], dry[k], wet[k],
+                                chillers[k], dt, out_zone[i], out_plant[i])
+            except (ArithmeticError, ValueError):
+                ok = False
+            if not ok:  # the float path declines this step: the array path runs it, as step_plant would
+                state, out = step_plant(plant, PlantState(last_zone[3].copy(), np.float64(last_plant[0])),
+                                        _control(setpoints, z), PlantBoundary(it[i], dry[k], wet[k], chillers[k],
+                                                                               alive[k]), dt)
+                out_zone[i] = np.array(out[:8])
+                out_plant[i] = [float(v) for v in out[8:]]
+            last_zone, last_plant = out_zone[i], out_plant[i]
+            self.setpoints = setpoints.copy()  # the actor may overwrite its vector at the next call
+            last_fan = self.setpoints[:z]
+            self.done = i + 1
+
+    def hand_back(self) -> None:
+        """The episode's state after the last step done, and the window's records if every step was done."""
+        done, episode, z = self.done, self.episode, self.z
+        if done == 0:
+            return
+        new_state, outputs = outputs_of(self.out_zone[done - 1], self.out_plant[done - 1])
+        episode.state = new_state
+        episode.last_control = _control(self.setpoints, z)
+        episode.last_outputs = outputs
+        episode.last_inlet_true = outputs.inlet_c
+        if done == self.steps:
+            out_plant = self.out_plant
+            episode.compiled_records = (out_plant[:, _FACILITY].tolist(), out_plant[:, _IT].tolist(),
+                                        out_plant[:, _COOLING].tolist(), self.out_zone[:, 2, :].copy(), outputs)
 
 
 def _control(setpoints: NDArray[np.float64], z: int) -> PlantControl:

@@ -83,8 +83,8 @@ class TelemetryController:
     def reset(self, episode: PlantView) -> None:
         self.episode = episode
         self.controller.reset(self.context)
-        # A controller with a compiled form (``compiled()``: the PPO controller) steps the episode through it
-        # when numba is there (``dcops.cluster.compiled_window``; the same bits as ``control``).
+        # A controller with a compiled form (``compiled()``: the PPO controller; None where it has none) steps the
+        # episode through it when numba is there (``dcops.cluster.compiled_window``; the same bits as ``control``).
         make = getattr(self.controller, "compiled", None)
         self.compiled_actor = make() if make is not None and jit_available() else None
 
@@ -198,6 +198,12 @@ class _RuleActor:
     def begin_window(self) -> None:
         self._step = 0
         self._vectors: dict[int, NDArray[np.float64]] = {}  # one vector per PlantControl (a run of equal loads)
+
+    def load_state(self) -> None:
+        """Nothing to take: the rule's state is the window's set-points, made in ``begin_window``."""
+
+    def store_state(self) -> None:
+        """Nothing to hand back."""
 
     def act(self, telemetry: NDArray[np.float64]) -> NDArray[np.float64]:
         i, rule = self._step, self.rule

@@ -119,13 +119,21 @@ def test_vector_api_checks(task: str) -> None:
     assert first[2].dtype == np.float64 and first[3].dtype == np.bool_ and first[4].dtype == np.bool_
 
 
-def test_cluster_vector_env_equals_independent_envs() -> None:
-    """Batched plant physics: the scheduler's observations, rewards and infos equal those of single envs, bit
-    for bit, through a whole episode and the next-step autoreset."""
+@pytest.mark.parametrize(("vector_jit", "single_jit"), [("0", "0"), ("0", "1"), ("1", "1")])
+def test_cluster_vector_env_equals_independent_envs(monkeypatch, vector_jit: str, single_jit: str) -> None:
+    """The vector env's episodes (their plants batched with ``DCOPS_JIT=0``, each stepped through the compiled
+    kernels with ``1``) give the scheduler's observations, rewards and infos of single envs (Python or compiled),
+    bit for bit, through a whole episode and the next-step autoreset."""
+    from dcops.physics.compiled_plant import JIT_ENV
+
     n, config = 2, {"n_windows": 3}
     venv = dcops.make_vec_env("cluster/operations", n, **config)
     singles = [dcops.make_env("cluster/operations", **config) for _ in range(n)]
+    monkeypatch.setenv(JIT_ENV, vector_jit)  # read at each reset, the vector env's autoresets included
     obs, infos = venv.reset(seed=21)
+    compiled = [env.parallel.controller.compiled_actor is not None for env in venv.envs]
+    assert compiled == [vector_jit == "1"] * n
+    monkeypatch.setenv(JIT_ENV, single_jit)
     for i, env in enumerate(singles):
         single_obs, single_info = env.reset(seed=21 + i)
         assert data_equivalence({k: v[i] for k, v in obs.items()}, single_obs)
@@ -134,7 +142,9 @@ def test_cluster_vector_env_equals_independent_envs() -> None:
     ended = np.zeros(n, dtype=bool)
     for step in range(2 * config["n_windows"] + 2):
         actions = rng.integers(0, 6, size=(n, venv.single_action_space.shape[0]))
+        monkeypatch.setenv(JIT_ENV, vector_jit)
         obs, rewards, terminated, _, infos = venv.step(actions)
+        monkeypatch.setenv(JIT_ENV, single_jit)
         for i, env in enumerate(singles):
             if ended[i]:
                 single_obs, single_reward, single_terminated = env.reset()[0], 0.0, False

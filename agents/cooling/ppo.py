@@ -57,6 +57,7 @@ from dcops.physics.interface import (
     Telemetry,
     zone_sum,
 )
+from dcops.physics.single_plant import MAX_TERMS as MAX_ZONE_TERMS
 
 if TYPE_CHECKING:
     from dcops.agents.cooling.ppo_compiled import CompiledPPO
@@ -392,10 +393,16 @@ class PPOController:
         self.features.reset()
         self.last_action = np.zeros(N_ACTIONS)
 
-    def compiled(self) -> CompiledPPO:
+    def compiled(self) -> CompiledPPO | None:
         """This controller's episode (after :meth:`reset`) in compiled form: the decoded set-points of
-        :meth:`act_values` for a telemetry array, to the bit (``dcops.agents.cooling.ppo_compiled``; needs numba).
-        The cluster episode steps through it when it can; an episode goes through one of the two."""
+        :meth:`act_values` for a telemetry array, to the bit (``dcops.agents.cooling.ppo_compiled``; needs numba;
+        the cluster episode steps through it when it can). None where the kernels would not be this controller's
+        arithmetic: a part replaced by another class, or 8 zones or more (``zone_sum``'s order changes there)."""
+        stock = (type(self).act_values is PPOController.act_values and type(self.policy) is NumpyPolicy
+                 and type(self.layer) is SupervisoryLayer and type(self.layer.trim) is ZoneAirflowTrim
+                 and type(self.layer.action_map) is SupervisoryActionMap and type(self.features) is FeatureBuilder)
+        if not stock or self.context.n_zones > MAX_ZONE_TERMS:
+            return None
         from dcops.agents.cooling.ppo_compiled import CompiledPPO
 
         return CompiledPPO(self)

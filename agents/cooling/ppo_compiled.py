@@ -12,11 +12,14 @@ Exactness: the same operations in the same order as ``FeatureBuilder.values``, `
 ``SupervisoryLayer.setpoint_values``, ``ZoneAirflowTrim.update_values`` and ``decode_setpoint_values`` (Python's
 ``max``/``min`` as its ``>``/``<`` scans; numpy's ``maximum``/``minimum`` with their NaN rule where the float path
 calls numpy). Set-points that are not finite are handed to ``decode_setpoint_values``, which raises the float
-path's ``ValueError``. ``tests/agents/test_ppo_compiled.py`` compares the set-points step by step.
+path's ``ValueError``. ``tests/cluster/test_compiled_window.py`` compares the set-points step by step, and whole
+episodes.
 
-An actor carries its own episode state (the previous step's features, action and trims), started from the
-controller's at :meth:`PPOController.compiled`; one episode is stepped through the actor or through
-``act_values``, not both.
+The episode state (the previous step's features, action and trims) is the controller's: the actor takes it in
+arrays before a window (:meth:`CompiledPPO.load_state`) and hands it back after (:meth:`CompiledPPO.store_state`),
+so windows stepped here and through ``act_values`` mix. :meth:`PPOController.compiled` gives no actor for a
+controller whose parts are not the stock classes (their arithmetic is what the kernels copy) or for 8 zones or
+more (``zone_sum`` switches to numpy's pairwise order there).
 """
 
 from __future__ import annotations
@@ -110,8 +113,8 @@ def features_kernel(telemetry: Any, state: Any, mean: Any, scale: Any, clip: flo
     out[24] = state[6]
     for j in range(out.shape[0]):
         v = (out[j] - mean[j]) / scale[j]
-        v = v if (v >= -clip or v != v) else -clip
-        out[j] = v if (v <= clip or v != v) else clip
+        v = v if (v > -clip or v != v) else -clip  # np.maximum: NaN propagates, a tie gives the bound
+        out[j] = v if (v < clip or v != v) else clip  # np.minimum, likewise
 
 
 def setpoints_kernel(mean: Any, telemetry: Any, state: Any, trims: Any, constants: Any, design: Any,
@@ -122,18 +125,21 @@ def setpoints_kernel(mean: Any, telemetry: Any, state: Any, trims: Any, constant
     False (``out`` holding the float32 set-points, unclipped) where a set-point is not finite: the caller hands
     them to ``decode_setpoint_values``."""
     z = trims.shape[0]
-    action = np.empty(3)
-    for j in range(3):
-        v = mean[j]
-        v = v if (v >= -1.0 or v != v) else -1.0  # np.maximum: NaN propagates
-        action[j] = v if (v <= 1.0 or v != v) else 1.0  # np.minimum
+    # The action: np.minimum(np.maximum(mean, -1), 1) (NaN propagates, a tie gives the bound).
+    a0, a1, a2 = mean[0], mean[1], mean[2]
+    a0 = a0 if (a0 > -1.0 or a0 != a0) else -1.0
+    a0 = a0 if (a0 < 1.0 or a0 != a0) else 1.0
+    a1 = a1 if (a1 > -1.0 or a1 != a1) else -1.0
+    a1 = a1 if (a1 < 1.0 or a1 != a1) else 1.0
+    a2 = a2 if (a2 > -1.0 or a2 != a2) else -1.0
+    a2 = a2 if (a2 < 1.0 or a2 != a2) else 1.0
+    action0, action1, action2 = a0, a1, a2
     (supply_lo, supply_hi, target_lo, target_hi, margin_lo, margin_hi, airflow_lo, airflow_hi, approach, rise,
      chw_lo, chw_hi, gain, deadband, top, fan_lo, fan_hi, per_kw) = (
         constants[0], constants[1], constants[2], constants[3], constants[4], constants[5], constants[6],
         constants[7], constants[8], constants[9], constants[10], constants[11], constants[12], constants[13],
         constants[14], constants[15], constants[16], constants[17])
     # SupervisoryActionMap.physical: low + (min(max(a, -1), 1) + 1) · 0.5 · (high − low), per action.
-    a0, a1, a2 = action[0], action[1], action[2]
     a0 = -1.0 if -1.0 > a0 else a0
     a0 = 1.0 if 1.0 < a0 else a0
     a1 = -1.0 if -1.0 > a1 else a1
@@ -180,9 +186,9 @@ def setpoints_kernel(mean: Any, telemetry: Any, state: Any, trims: Any, constant
     out[2 * z] = np.float64(np.float32(chw_c))
     out[2 * z + 1] = 1.0
     total += out[2 * z] + out[2 * z + 1]
-    state[4] = action[0]
-    state[5] = action[1]
-    state[6] = action[2]
+    state[4] = action0
+    state[5] = action1
+    state[6] = action2
     state[7] = trim_max
     if not np.isfinite(total):
         return False
@@ -207,13 +213,10 @@ class CompiledPPO:
         self._mean = np.ascontiguousarray(policy.obs_mean, dtype=np.float64)
         self._scale = np.ascontiguousarray(policy._obs_scale, dtype=np.float64)
         self._clip = float(policy.obs_clip)
-        previous = controller.features._previous
+        self._controller = controller
         self._state = np.zeros(8)
-        if previous is not None:
-            self._state[0:4] = (1.0, *previous)
-        self._state[4:7] = np.asarray(controller.last_action, dtype=np.float64)[:N_PREVIOUS_ACTIONS]
-        self._state[7] = float(layer.trim_max)
-        self._trims = np.array(trim._trims, dtype=np.float64)
+        self._trims = np.zeros(z)
+        self.load_state()
         self._constants = np.array([
             *amap.supply_range_c, *amap.inlet_target_range_c, *amap.chw_margin_range_k, *amap.margin_range,
             context.coil_approach_k, context.server_delta_t_k, *CHW_SETPOINT_RANGE_C, trim.gain_per_k,
@@ -228,6 +231,27 @@ class CompiledPPO:
         self._z = z
         self._features_kernel = compiled(features_kernel)
         self._setpoints_kernel = compiled(setpoints_kernel)
+
+    def load_state(self) -> None:
+        """Take the controller's episode state: ``FeatureBuilder._previous``, ``last_action``, the trims."""
+        controller = self._controller
+        previous = controller.features._previous
+        self._state[:] = 0.0
+        if previous is not None:
+            self._state[0:4] = (1.0, *previous)
+        self._state[4:7] = np.asarray(controller.last_action, dtype=np.float64)[:N_PREVIOUS_ACTIONS]
+        self._state[7] = float(controller.layer.trim_max)
+        self._trims[:] = controller.layer.trim._trims
+
+    def store_state(self) -> None:
+        """Hand the episode state back to the controller (the values ``act_values`` would have left)."""
+        controller, state = self._controller, self._state
+        controller.features._previous = (float(state[1]), float(state[2]), float(state[3])) if state[0] > 0.5 \
+            else None
+        controller.last_action = state[4:7].copy()
+        trim = controller.layer.trim
+        trim._trims = self._trims.tolist()
+        trim.trim_max = float(state[7])
 
     def act(self, telemetry: NDArray[np.float64]) -> NDArray[np.float64]:
         """The decoded set-points ((2Z+2,), float32 values) for a telemetry vector ((5Z+11,) float32 values), in

@@ -18,11 +18,18 @@ from dcops.physics.compiled_plant import JIT_ENV, compiled, plant_kernel
 from dcops.physics.interface import decode_setpoint_values
 
 WEIGHTS = [4.0, 4.0, 2.0, 1.0]
+_last_episode: list = []  # the episode _faulty_episode built last (a test whose episode raises reads it here)
 
 
-def _faulty_episode(monkeypatch, jit: bool, cooling: str = "ppo"):
+def _bytes(value) -> bytes:
+    """The value's bytes: equality that sees signed zeros and NaN payloads (np.array_equal sees neither)."""
+    return np.ascontiguousarray(np.asarray(value, dtype=np.float64)).tobytes()
+
+
+def _faulty_episode(monkeypatch, jit: bool, cooling: str = "ppo", switch_after: int | None = None):
     """test_cooling_fast_path's two days of jobs through a chiller trip, a fan failure and a drifting sensor, with
-    the controller handed to the episode as the environment hands it (no recorder in between)."""
+    the controller handed to the episode as the environment hands it (no recorder in between). With
+    ``switch_after``, the windows from that one on take the other path (the compiled actor dropped, or made)."""
     from dcops.cluster.decisions import resolve_structured
     from dcops.cluster.episode import ClusterEpisode
     from dcops.cluster.requests import Priority, Request, RequestTruth, Submission
@@ -39,12 +46,15 @@ def _faulty_episode(monkeypatch, jit: bool, cooling: str = "ppo"):
     else:  # the rule's fast path, with the triage of the least critical zone that reads the chilled water
         controller = RuleFastPath(zone_weights=np.asarray(WEIGHTS), **asdict(RuleBasedController()))
     episode = ClusterEpisode(config, controller)
+    _last_episode[:] = [episode]
     episode.reset(np.random.default_rng(11), np.random.default_rng(12), ["team_0"])
     assert (controller.compiled_actor is not None) is jit
     jobs = [*JOBS, ("e", "H100", 32, 50.0, 2.0)]
     episode.submit([Submission(Request(rid, "team_0", "finetune", "", kw, h, gpus, gpu, Priority.HIGH, 9, False, 1.0,
                                        0), RequestTruth(Priority.HIGH, 9, False, h)) for rid, gpu, gpus, kw, h in jobs])
     for w in range(config.n_windows):
+        if w == switch_after:
+            controller.compiled_actor = None if jit else controller.controller.compiled()
         ids = episode.pending_ids()
         episode.decide(resolve_structured([{"request_id": i, "decision": "ACCEPT"} for i in ids], ids, w,
                                           config.n_windows))
@@ -53,17 +63,24 @@ def _faulty_episode(monkeypatch, jit: bool, cooling: str = "ppo"):
 
 
 def _assert_same_episode(a, b) -> None:
+    """Every record, the plant's state and outputs, the last control and the controller's state, byte for byte."""
     for name in ("facility_kw", "cooling_kw", "it_kw_total", "inlet_c", "_pue_cum", "_pue_ci_cum"):
-        assert np.array_equal(getattr(a, name), getattr(b, name)), name
-    assert np.array_equal(a.state.zone_temp_c, b.state.zone_temp_c)
-    assert float(a.state.chw_supply_c) == float(b.state.chw_supply_c)
+        assert _bytes(getattr(a, name)) == _bytes(getattr(b, name)), name
+    assert _bytes(a.state.zone_temp_c) == _bytes(b.state.zone_temp_c)
+    assert _bytes(a.state.chw_supply_c) == _bytes(b.state.chw_supply_c)
     for name in a.last_outputs._fields:
         x, y = np.asarray(getattr(a.last_outputs, name)), np.asarray(getattr(b.last_outputs, name))
-        assert x.dtype == y.dtype and np.array_equal(x, y), name
+        assert x.dtype == y.dtype and _bytes(x) == _bytes(y), name
     for field in ("fan_speed", "supply_setpoint_c", "chw_setpoint_c", "economiser_on"):
-        assert np.array_equal(getattr(a.last_control, field), getattr(b.last_control, field)), field
+        assert _bytes(getattr(a.last_control, field)) == _bytes(getattr(b.last_control, field)), field
     assert [s.reward for s in a.window_scores] == [s.reward for s in b.window_scores]
     assert [s.soft_fraction for s in a.window_scores] == [s.soft_fraction for s in b.window_scores]
+    inner_a, inner_b = getattr(a.controller, "controller", None), getattr(b.controller, "controller", None)
+    if isinstance(inner_a, PPOController):  # the controller's own state, handed back after compiled windows
+        assert inner_a.features._previous == inner_b.features._previous
+        assert _bytes(inner_a.last_action) == _bytes(inner_b.last_action)
+        assert inner_a.layer.trim._trims == inner_b.layer.trim._trims
+        assert inner_a.layer.trim_max == inner_b.layer.trim_max
 
 
 @pytest.mark.parametrize("cooling", ["ppo", "rule"])
@@ -78,11 +95,57 @@ def test_a_faulty_episode_is_the_same_compiled_or_not(monkeypatch, cooling: str)
 
     monkeypatch.setattr(RuleFastPath, "fault_control", spy)
     compiled_run = _faulty_episode(monkeypatch, jit=True, cooling=cooling)
+    compiled_triage, triaged[:] = list(triaged), []
     python_run = _faulty_episode(monkeypatch, jit=False, cooling=cooling)
     _assert_same_episode(compiled_run, python_run)
     assert compiled_run.inlet_c.max() > 27.0  # the faults reach the interesting region
-    if cooling == "rule":  # the chiller trip ran the fault procedure, its triage included, both ways
-        assert any(triaged) and not all(triaged)
+    if cooling == "rule":  # the chiller trip ran the fault procedure, its triage included, the same both ways
+        assert any(compiled_triage) and not all(compiled_triage) and compiled_triage == triaged
+
+
+@pytest.mark.parametrize(("jit", "switch_after"), [(True, 2), (True, 5), (False, 3)])
+def test_compiled_and_python_windows_mix_in_one_episode(monkeypatch, jit: bool, switch_after: int):
+    """The controller's state is handed back after a compiled window and taken before one, so an episode may
+    change paths between windows and still be the all-Python episode."""
+    mixed = _faulty_episode(monkeypatch, jit=jit, switch_after=switch_after)
+    _assert_same_episode(mixed, _faulty_episode(monkeypatch, jit=False))
+
+
+def test_an_actor_that_raises_mid_window_leaves_the_steps_done_as_the_python_loop_does(monkeypatch):
+    """A NaN reading makes set-points that cannot be decoded: both paths raise the decoder's error, and the steps
+    done before it are the episode's (the actor has written that step's set-points into its buffer by then)."""
+    from dcops.agents.cooling.ppo_compiled import CompiledPPO
+
+    def failing(method, at: int):
+        calls = {"n": 0}
+
+        def wrapped(self, telemetry):
+            calls["n"] += 1
+            if calls["n"] == at:
+                telemetry = np.array(telemetry, dtype=np.float64)
+                telemetry[0] = np.nan
+                telemetry = telemetry if isinstance(self, CompiledPPO) else telemetry.tolist()
+            return method(self, telemetry)
+        return wrapped
+
+    at = 18 * 2 + 7  # step 7 of window 2
+    monkeypatch.setattr(CompiledPPO, "act", failing(CompiledPPO.act, at))
+    with pytest.raises(ValueError, match="not finite"):
+        _faulty_episode(monkeypatch, jit=True)
+    compiled_episode = _last_episode[0]
+    monkeypatch.setattr(PPOController, "act_values", failing(PPOController.act_values, at))
+    with pytest.raises(ValueError, match="not finite"):
+        _faulty_episode(monkeypatch, jit=False)
+    python_episode = _last_episode[0]
+    assert _bytes(compiled_episode.state.zone_temp_c) == _bytes(python_episode.state.zone_temp_c)
+    for name in python_episode.last_outputs._fields:
+        assert _bytes(getattr(compiled_episode.last_outputs, name)) == _bytes(getattr(python_episode.last_outputs,
+                                                                                      name)), name
+    assert _bytes(compiled_episode.last_control.fan_speed) == _bytes(python_episode.last_control.fan_speed)
+    inner_c, inner_p = compiled_episode.controller.controller, python_episode.controller.controller
+    assert inner_c.layer.trim._trims == inner_p.layer.trim._trims
+    assert _bytes(inner_c.features._previous) == _bytes(inner_p.features._previous)  # NaN: the failing reading
+    assert np.isnan(inner_p.features._previous[0])
 
 
 def test_a_step_the_compiled_plant_declines_runs_through_step_plant(monkeypatch):
@@ -159,17 +222,19 @@ def test_the_compiled_ppo_actor_gives_act_values_set_points_step_by_step(n_zones
     rng = np.random.default_rng(n_zones)
     centre = rng.uniform(low, high).astype(np.float32)
     for step in range(200):
-        # A wandering state with jumps, values at and past the box's edges, and the zones far apart.
+        # A wandering state with jumps, values at the box's edges, and the zones far apart.
         centre = np.clip(centre + rng.normal(0.0, 0.05, centre.size) * (high - low), low, high).astype(np.float32)
         telemetry = centre.astype(np.float64)
         if step % 17 == 0:
             telemetry = np.where(rng.random(centre.size) < 0.3, low, telemetry).astype(np.float64)
         expected = _decoded(reference, telemetry, n_zones)
         got = actor.act(telemetry)
-        assert np.array_equal(expected, got), f"step {step}: {expected} != {got}"
-    assert np.array_equal(np.array(reference.layer.trim._trims), actor._trims)
-    assert reference.layer.trim_max == actor._state[7]
-    assert np.array_equal(reference.last_action, actor._state[4:7])
+        assert _bytes(expected) == _bytes(got), f"step {step}: {expected} != {got}"
+    actor.store_state()  # the controller's own state, as act_values left the reference's
+    assert fast.layer.trim._trims == reference.layer.trim._trims
+    assert fast.layer.trim_max == reference.layer.trim_max
+    assert _bytes(fast.last_action) == _bytes(reference.last_action)
+    assert fast.features._previous == reference.features._previous
 
 
 def test_a_non_finite_telemetry_value_raises_the_float_paths_error():
@@ -209,4 +274,67 @@ def test_the_telemetry_kernel_gives_the_episodes_telemetry_values_at_every_step(
         kernel(k, arrays.zone_noise, arrays.inlet_drift, arrays.zone_constants, arrays.step_values, arrays.chw_noise,
                arrays.scalars, arrays.low, arrays.high, last_zone, last_plant, episode.last_control.fan_speed, it_row,
                telemetry)
-        assert telemetry.tolist() == episode.telemetry_values(k, it_row), f"reading {k}"
+        assert _bytes(telemetry) == _bytes(episode.telemetry_values(k, it_row)), f"reading {k}"
+
+
+def test_a_reading_on_its_bound_takes_the_bound_as_numpy_does(monkeypatch):
+    """numpy's maximum and minimum give their second operand on a tie, so a load of -0.0 kW reads +0.0 (the
+    bound), as in the Python telemetry; a kernel keeping its own value would carry the sign bit."""
+    from dcops.cluster.compiled_window import telemetry_arrays, telemetry_kernel
+
+    episode = _faulty_episode(monkeypatch, jit=False)
+    arrays, z = telemetry_arrays(episode), episode.plant.n_zones
+    out = episode.last_outputs
+    last_zone, last_plant = np.array(out[:8]), np.array([float(v) for v in out[8:]])
+    telemetry, it_row = np.empty(5 * z + 11), np.full(z, -0.0)
+    compiled(telemetry_kernel)(5, arrays.zone_noise, arrays.inlet_drift, arrays.zone_constants, arrays.step_values,
+                               arrays.chw_noise, arrays.scalars, arrays.low, arrays.high, last_zone, last_plant,
+                               episode.last_control.fan_speed, it_row, telemetry)
+    python = np.array(episode.telemetry_values(5, it_row))
+    assert not np.signbit(python[2]) and not np.signbit(telemetry[2])  # load: -0.0 clipped to its bound +0.0
+    assert _bytes(telemetry) == _bytes(python)
+
+
+def test_a_controller_with_replaced_parts_or_many_zones_has_no_compiled_form():
+    """The kernels copy the stock arithmetic (and numpy's summation order up to 7 zones): a controller whose
+    parts are other classes, or a plant of 8 zones, is stepped through act_values."""
+    from dcops.agents.cooling.ppo import FeatureBuilder, ZoneAirflowTrim
+    from dcops.physics.plant import PlantConfig
+
+    def controller(n_zones: int = 4, **parts) -> PPOController:
+        c = PPOController()
+        for name, value in parts.items():
+            setattr(c, name, value)
+        c.reset(ControllerContext.from_plant(PlantConfig.default(n_zones=n_zones), [1.0] * n_zones, 300.0))
+        return c
+
+    class Features(FeatureBuilder):
+        pass
+
+    class Trim(ZoneAirflowTrim):
+        pass
+
+    class Custom(PPOController):
+        def act_values(self, telemetry):
+            return super().act_values(telemetry)
+
+    assert controller().compiled() is not None and controller(7).compiled() is not None
+    assert controller(8).compiled() is None
+    assert controller(features=Features()).compiled() is None
+    stock = controller()
+    stock.layer.trim = Trim()
+    stock.reset(stock.context)
+    assert stock.compiled() is None
+    custom = Custom()
+    custom.reset(stock.context)
+    assert custom.compiled() is None
+
+
+def test_import_dcops_does_not_import_numba():
+    """numba loads at the first cluster reset, never with the package."""
+    import subprocess
+    import sys
+
+    code = "import sys, dcops, dcops.env, dcops.vector_env, dcops.cluster.episode; print('numba' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
