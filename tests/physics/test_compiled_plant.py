@@ -60,12 +60,12 @@ def _assert_same_step(config, state, control, boundary, dt_s) -> None:
     if single is None:
         return
     (s_state, s_out), (k_state, k_out) = single, kernel
-    assert np.array_equal(s_state.zone_temp_c, k_state.zone_temp_c)
-    assert float(s_state.chw_supply_c) == float(k_state.chw_supply_c)
-    for name in PlantOutputs._fields:
+    assert s_state.zone_temp_c.tobytes() == k_state.zone_temp_c.tobytes()
+    assert np.asarray(s_state.chw_supply_c).tobytes() == np.asarray(k_state.chw_supply_c).tobytes()
+    for name in PlantOutputs._fields:  # bytes: signed zeros count
         a, b = np.asarray(getattr(s_out, name)), np.asarray(getattr(k_out, name))
         assert a.shape == b.shape and a.dtype == b.dtype, name
-        assert np.array_equal(a, b), f"{name}: {a} != {b}"
+        assert a.tobytes() == b.tobytes(), f"{name}: {a} != {b}"
 
 
 def test_the_kernel_rows_are_the_outputs_fields_in_order():
@@ -132,7 +132,7 @@ def test_steps_the_float_arithmetic_cannot_do_are_declined(fault: str) -> None:
 @pytest.mark.parametrize("which", ["zone_temp_c", "fan_speed", "supply_setpoint_c", "it_kw", "fan_units_alive",
                                    "chw_supply_c", "chw_setpoint_c", "economiser_on", "outdoor_dry_bulb_c",
                                    "outdoor_wet_bulb_c", "chiller_available"])
-@pytest.mark.parametrize("value", [0.0, 1e200])
+@pytest.mark.parametrize("value", [0.0, -0.0, 1e200])
 def test_an_input_of_zero_or_a_huge_one_is_stepped_as_the_float_path_steps_it(which: str, value: float) -> None:
     """Zeros (a divisor of the input check's sums in a mutant) and huge finite values (whose products overflow
     where their sums do not) in each input, every zone or chiller at once."""
@@ -174,22 +174,71 @@ def test_loads_too_small_for_the_guards_with_the_fans_stopped(it_kw: list[float]
 
 
 @pytest.mark.parametrize("offset", [0.0, 1e-6, 2e-6, -1e-6])
-def test_the_economiser_at_the_edge_of_no_span(offset: float) -> None:
-    """The chilled-water return a hair above the set-point (span 0, 1e-6 and around), economiser on."""
+@pytest.mark.parametrize("water", ["warm", "between"])
+def test_the_economiser_at_the_edge_of_no_span(offset: float, water: str) -> None:
+    """The chilled-water return a hair above the set-point (span 0, 1e-6 and around), economiser on; the tower's
+    water warm, or between the set-point and the return (where the two branches of the span test differ)."""
     config = CONFIGS[0]
     z = config.n_zones
     state = initial_state(config, 22.0, 0.0)
     # No load, no air, no envelope exchange: the return equals the supply, 0 °C, so the span is exactly -set-point.
     config = dataclasses.replace(config, zone_envelope_ua_kw_per_k=np.zeros(z))
     control = PlantControl(np.zeros(z), np.full(z, 22.0), np.asarray(-offset), np.asarray(1.0))
-    boundary = PlantBoundary(np.zeros(z), np.asarray(22.0), np.asarray(3.0), np.ones(config.n_chillers), np.ones(z))
+    wet = 3.0 if water == "warm" else -(config.tower_approach_k + config.hx_approach_k) - offset / 2.0
+    boundary = PlantBoundary(np.zeros(z), np.asarray(22.0), np.asarray(wet), np.ones(config.n_chillers), np.ones(z))
+    _assert_same_step(config, state, control, boundary, 300.0)
+
+
+def test_input_sums_that_cancel_are_taken_as_the_float_path_takes_them() -> None:
+    """Sum by sum, as the float path checks: a zone input of 1e308 and fan set-points of ±1e308 (their own sum
+    0) total a finite 1e308, so the step is taken; a check summing them in another order would overflow."""
+    base = CONFIGS[0]
+    config = dataclasses.replace(base, zone_envelope_ua_kw_per_k=np.zeros(base.n_zones))
+    state, control, boundary = _case(np.random.default_rng(12), config, False, False)
+    state = dataclasses.replace(state, zone_temp_c=np.array([20.0, 1e308, 20.0, 20.0]))
+    control = dataclasses.replace(control, fan_speed=np.array([1e308, -1e308, 0.5, 0.5]))
+    assert step_single_plant(config, state, control, boundary, 300.0) is not None
     _assert_same_step(config, state, control, boundary, 300.0)
 
 
 def test_the_compiled_paths_are_on_by_default(monkeypatch):
-    """numba is a dependency: without DCOPS_JIT the compiled paths run (so these tests never skip)."""
+    """numba is a dependency: without DCOPS_JIT the compiled paths run (so these tests never skip), and only "0"
+    turns them off."""
     monkeypatch.delenv(JIT_ENV, raising=False)
     assert jit_available()
+    for value in ("", "1", "-1", "00", "no"):
+        monkeypatch.setenv(JIT_ENV, value)
+        assert jit_available(), value
+    monkeypatch.setenv(JIT_ENV, " 0 ")
+    assert not jit_available()
+
+
+def test_signed_zeros_with_no_recirculation_floor() -> None:
+    """Inputs of −0.0 and +0.0 in a hall with no recirculation floor and no envelope: the clamps' ties (``x if
+    x >= 0 else 0`` keeps −0.0) reach the outputs' sign bits (airflow, recirculation), which must be the float
+    path's."""
+    base = CONFIGS[0]
+    z = base.n_zones
+    config = dataclasses.replace(base, min_recirculation=0.0, zone_envelope_ua_kw_per_k=np.zeros(z))
+    state = initial_state(config, -0.0, -0.0)
+    control = PlantControl(np.array([-0.0, 0.0, -0.0, 0.0]), np.full(z, -0.0), np.asarray(-0.0), np.asarray(-0.0))
+    boundary = PlantBoundary(np.array([0.0, -0.0, -0.0, 0.0]), np.asarray(-0.0), np.asarray(-0.0),
+                             np.ones(config.n_chillers), np.ones(z))
+    _assert_same_step(config, state, control, boundary, 300.0)
+    out = step_single_plant(config, state, control, boundary, 300.0)[1]
+    assert np.signbit(out.airflow_kg_s[0]) and np.signbit(out.recirculation[1])  # the ties were reached
+
+
+@pytest.mark.parametrize("capacity_kw", [0.5, 1.0, 2e-9])
+def test_chillers_of_a_tiny_capacity(capacity_kw: float) -> None:
+    """Units below 1 kW (and near the 1e-9 floor): a running chiller draws power however small it is."""
+    config = dataclasses.replace(CONFIGS[0], chiller_reference_capacity_kw=capacity_kw)
+    state, control, boundary = _case(np.random.default_rng(11), config, False, False)
+    # Chilled water to bring down, economiser off: the chillers run, at their full (tiny) capacity.
+    state = dataclasses.replace(state, chw_supply_c=np.float64(12.0))
+    control = dataclasses.replace(control, chw_setpoint_c=np.asarray(6.0), economiser_on=np.asarray(0.0))
+    _assert_same_step(config, state, control, boundary, 300.0)
+    assert float(step_single_plant(config, state, control, boundary, 300.0)[1].chiller_kw) > 0.0
 
 
 def test_large_plants_are_not_packed():
