@@ -229,9 +229,10 @@ def test_signed_zeros_with_no_recirculation_floor() -> None:
     assert np.signbit(out.airflow_kg_s[0]) and np.signbit(out.recirculation[1])  # the ties were reached
 
 
-@pytest.mark.parametrize("capacity_kw", [0.5, 1.0, 2e-9])
+@pytest.mark.parametrize("capacity_kw", [0.5, 1.0, 2e-9, 4e-10])
 def test_chillers_of_a_tiny_capacity(capacity_kw: float) -> None:
-    """Units below 1 kW (and near the 1e-9 floor): a running chiller draws power however small it is."""
+    """Units below 1 kW, near the 1e-9 kW floor of the part-load divisor and under it: a running chiller draws
+    power however small it is."""
     config = dataclasses.replace(CONFIGS[0], chiller_reference_capacity_kw=capacity_kw)
     state, control, boundary = _case(np.random.default_rng(11), config, False, False)
     # Chilled water to bring down, economiser off: the chillers run, at their full (tiny) capacity.
