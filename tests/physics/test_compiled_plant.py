@@ -299,3 +299,33 @@ def test_a_zone_input_whose_sum_overflows_is_declined_where_the_step_would_be_fi
     assert single_huge is not None and math.isfinite(float(single_huge[1].facility_kw)), "one huge value: finite"
     assert step_single_plant(config, state, control, boundary, 300.0) is None
     _assert_same_step(config, state, control, boundary, 300.0)
+
+
+def test_without_numba_the_compiled_paths_are_off(monkeypatch):
+    """numba not importable (a platform without its wheel): the Python paths run, nothing raises."""
+    import sys
+
+    from dcops.physics import compiled_plant
+
+    monkeypatch.delenv(JIT_ENV, raising=False)
+    compiled_plant._numba.cache_clear()
+    monkeypatch.setitem(sys.modules, "numba", None)  # `import numba` raises ImportError
+    try:
+        assert not jit_available()
+    finally:
+        compiled_plant._numba.cache_clear()
+    monkeypatch.undo()
+    assert jit_available()
+
+
+@pytest.mark.parametrize("other_zones", [3, 5])
+def test_a_plant_whose_zone_arrays_disagree_is_not_packed(other_zones: int) -> None:
+    """``PlantConfig`` does not check that its zone arrays have one length: where they do not, there is no
+    packed form (the float path declines such a plant too)."""
+    base = CONFIGS[0]
+    config = dataclasses.replace(base, crah_max_airflow_kg_s=np.full(other_zones, 30.0),
+                                 crah_fan_max_kw=np.full(other_zones, 5.0),
+                                 zone_envelope_ua_kw_per_k=np.full(other_zones, 0.1),
+                                 zone_thermal_mass_kj_per_k=np.full(other_zones, 5000.0))
+    assert config.n_zones == base.n_zones != other_zones
+    assert pack_plant(config) is None
