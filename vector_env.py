@@ -31,8 +31,8 @@ included, less than a batched array step costs per episode); the plants of the o
 physics step one ``step_plant_arrays`` call on ``(N, Z)``. The rest of a window (decisions, queue ordering and
 placement, completions and audits, reward, oversight, the teams' next requests and the observations) is
 per-episode Python logic over variable-length job lists and stays per episode; it is now about three quarters of a
-window, so N episodes run at about N single environments' speed (``dcops bench``: 16 episodes 0.90× one env's
-windows/s, 8 episodes 1.03× gymnasium's ``SyncVectorEnv`` over 8 ``make_env("cluster/operations")``, PPO cooling,
+window, so N episodes run at about N single environments' speed (``dcops bench``: 16 episodes 0.82× one env's
+windows/s, 8 episodes 1.07× gymnasium's ``SyncVectorEnv`` over 8 ``make_env("cluster/operations")``, PPO cooling,
 no structured view, CPU time, idle 2-core machine). Observations are the scheduler's ``Dict`` batched; ``infos``
 gathers each episode's scheduler info as Gymnasium does (a key per field with its ``_key`` mask). Scheduler
 actions never raise (invalid decisions are penalised, as in the single env); a batch of the wrong length raises
