@@ -21,28 +21,13 @@ from dcops.physics.compiled_plant import (
 )
 from dcops.physics.plant import PlantBoundary, PlantConfig, PlantControl, PlantOutputs, initial_state
 from dcops.physics.single_plant import step_single_plant
-
-CONFIGS = [
-    PlantConfig.default(),
-    PlantConfig.legacy(),
-    PlantConfig.default(n_zones=1),
-    PlantConfig.default(zone_design_it_kw=[300.0, 250.0, 200.0]),
-    PlantConfig.default(n_zones=6, n_chillers=3, chiller_capacity_fraction=0.45),
-    PlantConfig.default(n_zones=7, n_chillers=7),
-]
+from tests.physics.test_single_plant import ALL_CONFIGS as CONFIGS  # the single path's plants, 1 to 7 zones
+from tests.physics.test_single_plant import _case as _single_case
 
 
 def _case(rng: np.random.Generator, config: PlantConfig, idle: bool, tripped: bool):
-    z = config.n_zones
-    state = initial_state(config, rng.uniform(10.0, 45.0, z), rng.uniform(3.0, 30.0))
-    control = PlantControl(rng.uniform(-0.2, 1.2, z), rng.uniform(12.0, 30.0, z), np.asarray(rng.uniform(4.0, 20.0)),
-                           np.asarray(float(rng.integers(2))))
-    boundary = PlantBoundary(
-        config.zone_design_it_kw * rng.uniform(0.0, 1.2, z) * (0.0 if idle else 1.0),
-        np.asarray(rng.uniform(-20.0, 45.0)), np.asarray(rng.uniform(-25.0, 30.0)),
-        rng.uniform(0.0, 1.0, config.n_chillers) * (0.0 if tripped else 1.0), rng.uniform(0.0, 1.0, z),
-    )
-    return state, control, boundary
+    """test_single_plant's random state, control and boundary (its step length is not part of them)."""
+    return _single_case(rng, config, 300.0, idle, tripped)
 
 
 def _compiled(config, state, control, boundary, dt_s):
