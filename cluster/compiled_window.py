@@ -171,7 +171,7 @@ class _WindowLoop:
         self.last_fan = np.array(episode.last_control.fan_speed, dtype=np.float64)
         self.it = np.array(window.rows)
         self.out_zone, self.out_plant = np.empty((self.steps, 8, z)), np.empty((self.steps, len(PLANT_ROWS)))
-        self.setpoints = self.last_fan
+        self.setpoints: NDArray[np.float64] | None = None  # the last step's decoded set-points, once a step is done
         self.done = 0
 
     def run(self) -> None:
@@ -211,7 +211,7 @@ class _WindowLoop:
     def hand_back(self) -> None:
         """The episode's state after the last step done, and the window's records if every step was done."""
         done, episode, z = self.done, self.episode, self.z
-        if done == 0:
+        if done == 0 or self.setpoints is None:
             return
         new_state, outputs = outputs_of(self.out_zone[done - 1], self.out_plant[done - 1])
         episode.state = new_state
