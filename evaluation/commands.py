@@ -49,7 +49,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="add a scheduler: 'module:callable' (returns an object with decide(view)), an http(s) "
         "URL (POST the view as JSON, answer {'decisions': [...]}) or 'llm:constrained', 'llm:fewshot', "
-        "'llm:grpo' (shipped adapter) or 'llm:grpo@<adapter dir>' (slow: use few workers); repeatable",
+        "'llm:grpo', 'llm:sft' (shipped adapters) or 'llm:grpo@<adapter dir>', 'llm:sft@<adapter dir>' (slow: use "
+        "few workers); repeatable",
     )
     parser.add_argument("--mixes", default=None, help="comma-separated team mixes (default: all)")
     parser.add_argument("--conditions", default=None, help="comma-separated conditions (default: all)")

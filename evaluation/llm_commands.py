@@ -15,12 +15,13 @@ OFFLINE_MODES = ("constrained", "fewshot")
 
 def _injection_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--modes", default="constrained,fewshot",
-                        help="LLM modes to measure, comma-separated (offline: constrained, fewshot; "
-                             "grpo needs --adapter; default constrained,fewshot)")
+                        help="LLM modes to measure, comma-separated (offline: constrained, fewshot, grpo, sft; "
+                             "grpo and sft take --adapter, default their shipped adapters; default "
+                             "constrained,fewshot)")
     parser.add_argument("--seeds", default="0,1", help="episode seeds, comma-separated (default 0,1)")
     parser.add_argument("--windows", type=int, default=4,
                         help="measure the first N windows of each episode (default 4; 0 = all)")
-    parser.add_argument("--adapter", default=None, help="LoRA adapter directory for mode grpo")
+    parser.add_argument("--adapter", default=None, help="LoRA adapter directory for mode grpo or sft")
     parser.add_argument("--tiny", action="store_true", help="use the tiny random model (plumbing check only)")
     parser.add_argument("--raw-descriptions", action="store_true",
                         help="show descriptions unmasked in the prompt (measures what the mask does)")
@@ -54,9 +55,17 @@ def _injection_run(args: argparse.Namespace) -> int:
     rows += r
     calls[control.name] = c
     for mode in modes:
-        kwargs = {"adapter": args.adapter} if mode == "grpo" else {}
-        scheduler = make_llm_scheduler(mode, model=model, tokenizer=tokenizer, mask=not args.raw_descriptions,
-                                       **kwargs)
+        kwargs = {"adapter": args.adapter} if mode in ("grpo", "sft") and args.adapter else {}
+        if mode in ("grpo", "sft") and not args.tiny and not args.adapter:
+            from dcops.agents.llm.scheduler import SHIPPED_ADAPTERS
+
+            kwargs["adapter"] = str(SHIPPED_ADAPTERS[mode])
+        if mode == "sft" and args.raw_descriptions:
+            raise SystemExit("dcops eval-injection: mode sft always masks descriptions (--raw-descriptions is for "
+                             "the window-prompt modes)")
+        if mode != "sft":
+            kwargs["mask"] = not args.raw_descriptions
+        scheduler = make_llm_scheduler(mode, model=model, tokenizer=tokenizer, **kwargs)
         name = (f"llm:{mode}" + (" (tiny)" if args.tiny else "")
                 + (" (raw descriptions)" if args.raw_descriptions else ""))
         print(f"measuring {name} on seeds {seeds} ...", flush=True)
@@ -76,10 +85,10 @@ def _injection_run(args: argparse.Namespace) -> int:
 
 
 def _window_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--mode", default="constrained", help="constrained | fewshot | grpo | openai")
+    parser.add_argument("--mode", default="constrained", help="constrained | fewshot | grpo | sft | openai")
     parser.add_argument("--seed", type=int, default=0, help="episode seed (default 0)")
     parser.add_argument("--window", type=int, default=0, help="window to decide (earlier ones: priority_threshold)")
-    parser.add_argument("--adapter", default=None, help="LoRA adapter directory (mode grpo)")
+    parser.add_argument("--adapter", default=None, help="LoRA adapter directory (modes grpo and sft)")
     parser.add_argument("--base-url", default=None, help="server URL (mode openai), e.g. http://localhost:8080/v1")
     parser.add_argument("--model", default=None, help="served model name (mode openai)")
     parser.add_argument("--show-prompt", action="store_true", help="print the prompt too")
@@ -98,14 +107,17 @@ def _window_run(args: argparse.Namespace) -> int:
         _, _, _, _, infos = env.step({"scheduler": player.decide(infos["scheduler"]["view"])})
     view = infos["scheduler"]["view"]
     kwargs = {}
-    if args.mode == "grpo":
+    if args.mode in ("grpo", "sft") and args.adapter:
         kwargs["adapter"] = args.adapter
     if args.mode == "openai":
         kwargs.update(base_url=args.base_url, model=args.model)
     scheduler = make_llm_scheduler(args.mode, **kwargs)
-    if args.show_prompt:
+    if args.show_prompt and not scheduler.compact:
         print(build_prompt(view, few_shot=scheduler.few_shot))
     decisions = scheduler.decide(view)
+    if args.show_prompt and scheduler.compact:
+        for rid, prompt in scheduler.backend.last_prompts.items():
+            print(f"--- {rid}\n{prompt}")
     print(scheduler.last_text)
     for problem in scheduler.last.problems if scheduler.last else []:
         print(f"problem: {problem.code}: {problem.message}")

@@ -11,15 +11,15 @@ A scheduler is named by one of:
   (``dcops train-scheduler-ppo`` writes ``ppo_scheduler.npz`` and the cloned-only ``bc_scheduler.npz``). Opt-in:
   not among the default rows;
 - ``hindsight_bound``: the MILP upper bound row (``dcops.cluster.hindsight``; not a policy, see ``runner``);
-- ``llm:<mode>`` with mode ``constrained``, ``fewshot`` or ``grpo`` (the shipped adapter), or
-  ``llm:grpo@<adapter dir>``: the language-model
+- ``llm:<mode>`` with mode ``constrained``, ``fewshot``, ``grpo`` or ``sft`` (the shipped adapters), or
+  ``llm:grpo@<adapter dir>`` / ``llm:sft@<adapter dir>``: the language-model
   scheduler, ``dcops.agents.llm.scheduler.make_llm_scheduler(mode[, adapter=dir])`` (opt-in: slow; one model
   per worker process, so use few ``--workers``);
 - ``module:callable``: a user policy; ``callable()`` returns an object with ``decide(view) -> decisions``;
 - ``http://…`` or ``https://…``: a policy served over HTTP (:class:`HttpPolicy`).
 
 A trained scheduler's cells are keyed by the digest of its weights too (:func:`policy_digest`), so retraining
-``ppo`` or the GRPO adapter never resumes cells the old weights played.
+``ppo`` or an LLM adapter never resumes cells the old weights played.
 
 **HTTP protocol** (one POST per window): the body is the window's public view as JSON
 (``infos["scheduler"]["view"]``, the same dict a Python policy gets); the answer is JSON, either a list of
@@ -38,7 +38,9 @@ from typing import Any
 
 from dcops.evaluation.matrix import BOUND
 
-LLM_MODES = ("constrained", "fewshot", "grpo")
+LLM_MODES = ("constrained", "fewshot", "grpo", "sft")
+ADAPTER_MODES = ("grpo", "sft")
+"""The LLM modes that load a LoRA adapter (``llm:<mode>@<adapter dir>``)."""
 
 
 def _evaluation_baselines() -> dict[str, Any]:
@@ -74,9 +76,10 @@ def validate_scheduler(name: str) -> str:
         mode, at, adapter = name.split(":", 1)[1].partition("@")
         if mode not in LLM_MODES:
             raise ValueError(f"scheduler {name!r}: LLM mode must be one of {LLM_MODES}")
-        if adapter and mode != "grpo":
+        if adapter and mode not in ADAPTER_MODES:
             raise ValueError(
-                f"scheduler {name!r}: only 'llm:grpo[@<adapter dir>]' takes an adapter; other modes take none"
+                f"scheduler {name!r}: only 'llm:grpo[@<adapter dir>]' and 'llm:sft[@<adapter dir>]' take an "
+                "adapter; other modes take none"
             )
         return name
     module, sep, attr = name.partition(":")
@@ -91,8 +94,8 @@ def validate_scheduler(name: str) -> str:
 
 def policy_digest(name: str) -> str:
     """SHA-256 (hex) of what a trained scheduler's cells depend on beyond its name: a learned scheduler's weights
-    file (``ppo``: the shipped ``.npz``; ``ppo@file``: that file) and ``llm:grpo``'s LoRA adapter directory
-    (every file, by relative name and bytes; the adapter ``make_llm_scheduler`` would load). Empty for every
+    file (``ppo``: the shipped ``.npz``; ``ppo@file``: that file) and ``llm:grpo``'s or ``llm:sft``'s LoRA adapter
+    directory (every file, by relative name and bytes; the adapter ``make_llm_scheduler`` would load). Empty for every
     other scheduler: the baselines (their code and the package data they read, such as ``oversight_aware``'s
     shipped team posterior, change only with the package, which ``run.json``'s versions record), the base-model
     LLM modes (the model their pinned package ships), and HTTP or ``module:callable`` policies (out of our
@@ -118,10 +121,11 @@ def policy_digest(name: str) -> str:
         if not path.is_file():
             raise ValueError(f"scheduler {name!r}: weights {path}: no such file")
         files = [(path.name, path)]
-    elif name.startswith("llm:grpo"):
-        from dcops.agents.llm.scheduler import SHIPPED_ADAPTER
+    elif name.startswith(tuple(f"llm:{mode}" for mode in ADAPTER_MODES)):
+        from dcops.agents.llm.scheduler import ADAPTER_VARIABLES, SHIPPED_ADAPTERS
 
-        adapter = Path(name.partition("@")[2] or os.environ.get("DCOPS_LLM_ADAPTER") or SHIPPED_ADAPTER)
+        mode = name.split(":", 1)[1].partition("@")[0]
+        adapter = Path(name.partition("@")[2] or os.environ.get(ADAPTER_VARIABLES[mode]) or SHIPPED_ADAPTERS[mode])
         if not adapter.is_dir():
             raise ValueError(f"scheduler {name!r}: adapter {adapter}: no such directory")
         files = sorted((str(p.relative_to(adapter)), p) for p in adapter.rglob("*") if p.is_file())

@@ -15,6 +15,11 @@ a bad model or server: a failed call returns an empty answer, which the parser r
   :class:`PrefixCache`) plus one batched pass over the short continuations (``chunk`` sequences at a time).
   Each request is scored independently given the prompt (not given the other answers), which is what makes
   the batching possible.
+- :class:`CompactLoglikBackend` (``sft`` mode): the window's requests one by one in
+  :func:`dcops.agents.llm.compact.decision_order`, each from its own short prompt
+  (:class:`dcops.agents.llm.compact.CompactWindow`), scored like :class:`LoglikBackend` (the one-word answers
+  after ``Decision:``); each answer updates the capacity the next prompt states, so a window costs one short
+  forward pass per request. It builds its own prompts and ignores the window prompt it is given.
 - :class:`OpenAIBackend`: any OpenAI-compatible chat endpoint via the ``openai`` client (vLLM, llama.cpp
   server, hosted APIs). With ``json_schema=True`` it asks for output constrained to the answer's JSON schema
   (:func:`answer_schema`: exactly the pending ids, an enum of decisions and of allowed windows); a server that
@@ -241,7 +246,7 @@ def _split_model(model: Any) -> tuple[Any, Any, float | None]:
     return base.get_decoder(), base.get_output_embeddings(), softcap
 
 
-def continuation_logprobs(prefix: PrefixCache, prompt: str, rows: list[tuple[list[int], int]],
+def continuation_logprobs(prefix: PrefixCache | HeaderCache, prompt: str, rows: list[tuple[list[int], int]],
                           chunk: int = 16) -> list[float]:
     """For each row (tokens following ``prompt``, index of the first scored token), the summed log-probability
     of the scored tokens given the prompt and the row's earlier tokens.
@@ -328,6 +333,84 @@ class LoglikBackend:
 
     def answer(self, prompt: str, view: dict[str, Any]) -> str:
         return format_answer(self.decide(prompt, view))
+
+
+@dataclass
+class HeaderCache:
+    """Key/value cache of the shared start of a window's compact prompts (the rules, the window and its carbon:
+    :attr:`dcops.agents.llm.compact.CompactWindow.header`), so each request's prompt runs the model only over
+    its own lines. Same interface as :class:`PrefixCache` (:meth:`encode`); a prompt that does not start with
+    the header plus a newline, or whose tokens differ when split there, is encoded whole."""
+
+    model: Any
+    tokenizer: Any
+    header: str = ""
+    _cached: tuple[str, list[int], Any] | None = field(default=None, repr=False)
+
+    def _run(self, ids: list[int]) -> Any:
+        import torch
+
+        decoder = _split_model(self.model)[0]
+        with torch.inference_mode():
+            return decoder(input_ids=torch.tensor([ids], device=_device(self.model)), use_cache=True).cache
+
+    def encode(self, prompt: str) -> tuple[Any, Any, int]:
+        """(all token ids as a 1 × n tensor, a fresh copy of the header's cache or None, the header's tokens)."""
+        import torch
+
+        device = _device(self.model)
+        ids = list(self.tokenizer(prompt)["input_ids"])
+        if not self.header or not prompt.startswith(self.header + "\n"):
+            return torch.tensor([ids], device=device), None, 0
+        if self._cached is None or self._cached[0] != self.header:
+            head_ids = list(self.tokenizer(self.header)["input_ids"])
+            self._cached = (self.header, head_ids, self._run(head_ids))
+        _, head_ids, cache = self._cached
+        if ids[: len(head_ids)] != head_ids:  # the tokens merge across the cut: no reuse
+            return torch.tensor([ids], device=device), None, 0
+        return torch.tensor([ids], device=device), copy.deepcopy(cache), len(head_ids)
+
+
+@dataclass
+class CompactLoglikBackend:
+    """Sequential constrained decisions from compact per-request prompts (module docstring)."""
+
+    model: Any
+    tokenizer: Any
+    last_scores: dict[str, dict[str, float]] = field(default_factory=dict)
+    """Log-likelihood (nats) of each allowed answer word per request id, last window."""
+    last_prompts: dict[str, str] = field(default_factory=dict)
+    """The prompt each request of the last window was decided from."""
+    _prefix: HeaderCache | None = field(default=None, repr=False)
+
+    def word_scores(self, prompt: str, words: tuple[str, ...], header: str = "") -> dict[str, float]:
+        """Log-likelihood of ``" " + word`` after ``prompt``, for each word (``header``: the start of the prompt
+        whose key/value cache is kept for the next prompts that share it)."""
+        if self._prefix is None:
+            self._prefix = HeaderCache(self.model, self.tokenizer)
+        self._prefix.header = header
+        rows = [(list(self.tokenizer(" " + w, add_special_tokens=False)["input_ids"]), 0) for w in words]
+        return dict(zip(words, continuation_logprobs(self._prefix, prompt, rows), strict=True))
+
+    def decide(self, view: dict[str, Any]) -> list[dict[str, Any]]:
+        """The highest-scoring allowed answer per pending request, decided in order."""
+        from dcops.agents.llm.compact import CompactWindow, allowed_words, decision_order, to_decision
+
+        window, words = CompactWindow(view), allowed_words(view)
+        self.last_scores, self.last_prompts = {}, {}
+        decisions = []
+        for request in decision_order(view):
+            rid = request["request_id"]
+            prompt = window.prompt(request)
+            scores = self.word_scores(prompt, words, header=window.header)
+            word = max(words, key=lambda w: scores[w])  # ties: the earlier word of ANSWER_WORDS
+            self.last_scores[rid], self.last_prompts[rid] = scores, prompt
+            decisions.append(to_decision(rid, word, view))
+            window.record(request, word)
+        return decisions
+
+    def answer(self, prompt: str, view: dict[str, Any]) -> str:
+        return format_answer(self.decide(view))
 
 
 # ---------------------------------------------------------------------------------------------- HTTP

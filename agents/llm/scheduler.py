@@ -5,7 +5,7 @@
 the constrained backend's (valid by construction, and checked anyway), so what reaches the environment is always
 exactly one valid decision per pending request; unusable answers get the documented default and are counted.
 
-:func:`make_llm_scheduler` builds the four modes:
+:func:`make_llm_scheduler` builds the five modes:
 
 - ``"fewshot"``: free greedy generation by a local transformers model (default: the offline Gemma 3 270M base
   model) from the few-shot prompt, parsed strictly;
@@ -14,6 +14,10 @@ exactly one valid decision per pending request; unusable answers get the documen
 - ``"grpo"``: ``"fewshot"`` with a LoRA adapter directory (made with peft by ``dcops train-scheduler``)
   applied to the model: ``adapter=``, else ``$DCOPS_LLM_ADAPTER``, else the shipped adapter
   :data:`SHIPPED_ADAPTER` (see its ``STEP`` file for how many optimiser steps it has had);
+- ``"sft"``: the compact per-request prompts of :mod:`dcops.agents.llm.compact`, decided one by one by
+  log-likelihood of the one-word answers (:class:`dcops.agents.llm.backends.CompactLoglikBackend`; valid by
+  construction), with the LoRA adapter of ``dcops train-scheduler-sft`` applied: ``adapter=``, else
+  ``$DCOPS_LLM_SFT_ADAPTER``, else the shipped :data:`SHIPPED_SFT_ADAPTER`;
 - ``"openai"``: an OpenAI-compatible HTTP server (``base_url=``, ``model=``; vLLM, llama.cpp server, hosted
   APIs), with JSON-schema constrained output where the server supports it.
 
@@ -32,11 +36,16 @@ from dcops.agents.llm.backends import Backend
 from dcops.agents.llm.parser import ParseResult, parse_decisions
 from dcops.agents.llm.prompt import build_prompt
 
-MODES = ("fewshot", "constrained", "grpo", "openai")
+MODES = ("fewshot", "constrained", "grpo", "sft", "openai")
 
 SHIPPED_ADAPTER = Path(__file__).resolve().parent / "adapters" / "grpo_gemma"
 """The LoRA adapter for the Gemma 3 270M model shipped with the package (``dcops train-scheduler`` output; its
 provenance is ``reports/llm/grpo_training.md``)."""
+SHIPPED_SFT_ADAPTER = Path(__file__).resolve().parent / "adapters" / "sft_gemma"
+"""The ``sft`` mode's LoRA adapter for Gemma 3 270M (``dcops train-scheduler-sft`` output; its recipe and curve
+are in ``reports/llm/sft/``)."""
+ADAPTER_VARIABLES = {"grpo": "DCOPS_LLM_ADAPTER", "sft": "DCOPS_LLM_SFT_ADAPTER"}
+SHIPPED_ADAPTERS = {"grpo": SHIPPED_ADAPTER, "sft": SHIPPED_SFT_ADAPTER}
 
 
 @dataclass
@@ -47,6 +56,8 @@ class LLMScheduler:
     few_shot: bool = True
     mask: bool = True
     """Mask decision words and request ids inside descriptions (``dcops.agents.llm.prompt``)."""
+    compact: bool = False
+    """The backend builds its own compact prompts from the view (``sft``): no window prompt is built."""
     name: str = "llm"
     n_calls: int = 0
     """Model calls made (windows with at least one pending request)."""
@@ -74,7 +85,7 @@ class LLMScheduler:
         if not view["pending"]:
             return []
         start = time.perf_counter()
-        prompt = build_prompt(view, few_shot=self.few_shot, mask=self.mask)
+        prompt = "" if self.compact else build_prompt(view, few_shot=self.few_shot, mask=self.mask)
         errors = getattr(self.backend, "errors", None)
         before = len(errors) if errors is not None else 0
         text = self.backend.answer(prompt, view)
@@ -128,7 +139,8 @@ def make_llm_scheduler(mode: str, **kwargs: Any) -> LLMScheduler:
       True);
     - local modes: ``model``, ``tokenizer`` (default: the offline Gemma);
       ``fewshot``/``grpo``: ``tokens_per_request`` (generation budget); ``grpo``: ``adapter`` (default
-      ``$DCOPS_LLM_ADAPTER``, else :data:`SHIPPED_ADAPTER`, which is for the Gemma model only);
+      ``$DCOPS_LLM_ADAPTER``, else :data:`SHIPPED_ADAPTER`, which is for the Gemma model only); ``sft``:
+      ``adapter`` (default ``$DCOPS_LLM_SFT_ADAPTER``, else :data:`SHIPPED_SFT_ADAPTER`, Gemma only);
       ``constrained``: ``chunk`` (sequences per scoring batch);
     - ``openai``: ``base_url`` and ``model`` (required), ``api_key``, ``json_schema``, ``temperature``,
       ``timeout_s``.
@@ -145,16 +157,21 @@ def make_llm_scheduler(mode: str, **kwargs: Any) -> LLMScheduler:
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     adapter = kwargs.pop("adapter", None)
-    if mode == "grpo" and not adapter:
-        adapter = os.environ.get("DCOPS_LLM_ADAPTER")
-    if mode == "grpo" and not adapter:
+    if mode in SHIPPED_ADAPTERS and not adapter:
+        adapter = os.environ.get(ADAPTER_VARIABLES[mode])
+    if mode in SHIPPED_ADAPTERS and not adapter:
         if kwargs.get("model") is not None:
-            raise ValueError("mode 'grpo' with your own model= needs adapter= (the shipped adapter is for the "
+            raise ValueError(f"mode {mode!r} with your own model= needs adapter= (the shipped adapter is for the "
                              "Gemma 3 270M model)")
-        adapter = str(SHIPPED_ADAPTER)
-    if mode != "grpo" and adapter:
-        raise ValueError(f"adapter= is only for mode 'grpo', not {mode!r}")
+        adapter = str(SHIPPED_ADAPTERS[mode])
+    if mode not in SHIPPED_ADAPTERS and adapter:
+        raise ValueError(f"adapter= is only for modes 'grpo' and 'sft', not {mode!r}")
     model, tokenizer = _local_model(kwargs)
+    if mode == "sft":
+        if kwargs:
+            raise ValueError(f"mode 'sft' takes no {', '.join(sorted(kwargs))}=")
+        return LLMScheduler(backends.CompactLoglikBackend(backends.with_adapter(model, adapter), tokenizer),
+                            few_shot=few_shot, mask=True, compact=True, name="llm_sft")
     if mode == "constrained":
         return LLMScheduler(backends.LoglikBackend(model, tokenizer, **kwargs), few_shot=few_shot, mask=mask,
                             name="llm_constrained")
