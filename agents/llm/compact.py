@@ -139,9 +139,10 @@ class CompactWindow:
                        f"({window_hours(view):g} h each). {_carbon_text(view)}")
 
     def _fit(self, request: dict[str, Any]) -> str:
-        if request["kw"] > self.capacity.power_kw + 1e-9:
+        reason = self.capacity.shortfall(request)
+        if reason == "power":
             return "no (power)"
-        if self.capacity._zone(request["gpu_type"], request["gpus"], request["kw"]) is None:
+        if reason == "zone":
             return f"no (no {request['gpu_type']} zone with room)"
         return "yes"
 

@@ -57,6 +57,15 @@ class Capacity:
         self.free_gpus[zone] -= gpus
         self.free_kw[zone] -= kw
 
+    def shortfall(self, request: dict[str, Any]) -> str | None:
+        """Why the request would not fit now: ``"power"``, ``"zone"`` (no zone of its GPU type with the GPUs and
+        job power free), or None when it fits (:meth:`admit` would take it)."""
+        if request["kw"] > self.power_kw + 1e-9:
+            return "power"
+        if self._zone(request["gpu_type"], request["gpus"], request["kw"]) is None:
+            return "zone"
+        return None
+
     def admit(self, request: dict[str, Any]) -> bool:
         """Reserve the request if it fits power and a zone now; say whether it did."""
         if request["kw"] > self.power_kw + 1e-9:

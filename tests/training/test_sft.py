@@ -114,6 +114,15 @@ def test_sft_steps_on_the_tiny_model_train_save_and_resume(data, tmp_path):
     again = train_sft_scheduler(config, resume=True, model=model, tokenizer=tokenizer)
     assert again["steps_done"] == 3 and (run / "adapter" / "STEP").read_text().strip() == "3"
 
+    from dcops.training.scheduler.sft_report import read_sft_log, write_sft_report
+
+    assert [int(r["step"]) for r in read_sft_log(run)] == [1, 2, 3]
+    png, md = write_sft_report(run, tmp_path / "report", command="dcops train-scheduler-sft --model tiny")
+    text = md.read_text()
+    assert png.stat().st_size > 1000 and "`dcops train-scheduler-sft --model tiny`" in text
+    expected = f"| with the adapter (step 3) | {again['validation_accuracy']['accuracy']:.3f} | 4 |"
+    assert expected in text
+
 
 def test_the_command_names_a_bad_option_before_any_work(tmp_path):
     for args, message in ((["--model", "no/such/model/here"], "--model"), (["--max-steps", "0"], "max_steps=0"),

@@ -93,8 +93,8 @@ def write_sft_report(run_dir: str | Path, report_dir: str | Path, command: str =
         f"Versions: {json.dumps(config.get('versions', {}))}.",
         "",
         f"Steps logged: {len(rows)}; mean loss over the first {len(first)}: "
-        f"{sum(r['loss'] for r in first) / len(first):.3f}, over the last {len(last)}: "
-        f"{sum(r['loss'] for r in last) / len(last):.4f}."
+        f"{sum(r['loss'] for r in first) / len(first):.3g}, over the last {len(last)}: "
+        f"{sum(r['loss'] for r in last) / len(last):.3g} nats."
         + (f" Training took {summary['train_wall_s'] / 60:.1f} min ({summary['train_wall_s'] / max(summary['steps_done'], 1):.1f} s a step)."
            if summary else " (The run has not finished: no summary.json yet.)"),
         "",

@@ -253,3 +253,18 @@ def test_the_header_cache_changes_no_score_and_is_used(views, tiny):
     assert cache is not None and n == len(tokenizer(window.header)["input_ids"]) and n < ids.shape[1]
     _, cache, n = HeaderCache(model, tokenizer, header="no such start").encode("GPU data-center admission")
     assert cache is None and n == 0
+
+
+def test_shortfall_says_what_admit_would_do(views):
+    """``Capacity.shortfall`` (what the prompt's "Fits now" reads) is None exactly when ``admit`` takes the
+    request, window after window, with the capacity each admission leaves."""
+    from dcops.agents.schedulers.base import Capacity
+
+    reasons = set()
+    for view in views:
+        capacity = Capacity(view)
+        for request in decision_order(view):
+            reason = capacity.shortfall(request)
+            reasons.add(reason)
+            assert (reason is None) == capacity.admit(request)
+    assert reasons == {None, "power", "zone"}  # every branch was met
