@@ -30,6 +30,7 @@ def _injection_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _injection_run(args: argparse.Namespace) -> int:
+    import copy
     import shlex
     import sys
 
@@ -65,7 +66,10 @@ def _injection_run(args: argparse.Namespace) -> int:
                              "the window-prompt modes)")
         if mode != "sft":
             kwargs["mask"] = not args.raw_descriptions
-        scheduler = make_llm_scheduler(mode, model=model, tokenizer=tokenizer, **kwargs)
+        # peft injects an adapter's layers into the model it is given: an adapter mode gets its own copy, so the
+        # modes measured after it see the base model
+        own = copy.deepcopy(model) if mode in ("grpo", "sft") else model
+        scheduler = make_llm_scheduler(mode, model=own, tokenizer=tokenizer, **kwargs)
         name = (f"llm:{mode}" + (" (tiny)" if args.tiny else "")
                 + (" (raw descriptions)" if args.raw_descriptions else ""))
         print(f"measuring {name} on seeds {seeds} ...", flush=True)
