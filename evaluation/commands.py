@@ -21,6 +21,15 @@ QUICK = {"seeds": 3}
 """``--quick``: seeds 0–2 (everything else as the default matrix), written to ``reports/eval/quick``."""
 
 
+def _llm_model() -> dict[str, Any]:
+    """What the llm: schedulers' base model name resolved to (``$DCOPS_LLM_MODEL``, default gemma)."""
+    from dataclasses import asdict
+
+    from dcops.agents.llm.model import default_model_name, resolve_model
+
+    return asdict(resolve_model(default_model_name()))
+
+
 def _csv(text: str) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()]
 
@@ -51,6 +60,13 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         "URL (POST the view as JSON, answer {'decisions': [...]}) or 'llm:constrained', 'llm:fewshot', "
         "'llm:grpo', 'llm:sft' (shipped adapters) or 'llm:grpo@<adapter dir>', 'llm:sft@<adapter dir>' (slow: use "
         "few workers); repeatable",
+    )
+    parser.add_argument(
+        "--llm-model",
+        default=None,
+        metavar="NAME",
+        help="base model of the llm: schedulers: gemma (default), a local model folder or a Hugging Face id "
+        "already in the local cache (nothing is downloaded); grpo and sft then need @<adapter dir>",
     )
     parser.add_argument("--mixes", default=None, help="comma-separated team mixes (default: all)")
     parser.add_argument("--conditions", default=None, help="comma-separated conditions (default: all)")
@@ -97,6 +113,16 @@ def _run(args: argparse.Namespace) -> int:
     from dcops.evaluation.report import versions, write
     from dcops.evaluation.store import CellStore
 
+    if args.llm_model is not None:
+        import os
+
+        from dcops.agents.llm.model import MODEL_VARIABLE, resolve_model
+
+        try:
+            resolve_model(args.llm_model)
+        except ValueError as error:
+            raise SystemExit(f"--llm-model: {error}") from None
+        os.environ[MODEL_VARIABLE] = args.llm_model.strip()  # the workers inherit it
     schedulers = _csv(args.schedulers) if args.schedulers else [*baseline_names(), BOUND]
     schedulers += [p for p in args.policy if p not in schedulers]
     try:
@@ -160,6 +186,7 @@ def _run(args: argparse.Namespace) -> int:
         "game_version": args.game_version,
         "seed_key": seed_key,
         "policy_digests": {name: digest for name, digest in digests.items() if digest},
+        "llm_model": _llm_model() if any(s.startswith("llm:") for s in schedulers) else None,
         "executor": executor,
         "workers": args.workers,
         "wall_s": wall,
@@ -233,6 +260,7 @@ def _argv(args: argparse.Namespace) -> list[str]:
         ("--mixes", args.mixes),
         ("--conditions", args.conditions),
         ("--seeds", args.seeds),
+        ("--llm-model", args.llm_model),
     ):
         if value is not None:
             out += [flag, str(value)]

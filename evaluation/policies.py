@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from dcops.evaluation.matrix import BOUND
@@ -95,11 +95,12 @@ def validate_scheduler(name: str) -> str:
 def policy_digest(name: str) -> str:
     """SHA-256 (hex) of what a trained scheduler's cells depend on beyond its name: a learned scheduler's weights
     file (``ppo``: the shipped ``.npz``; ``ppo@file``: that file) and ``llm:grpo``'s or ``llm:sft``'s LoRA adapter
-    directory (every file, by relative name and bytes; the adapter ``make_llm_scheduler`` would load). Empty for every
-    other scheduler: the baselines (their code and the package data they read, such as ``oversight_aware``'s
-    shipped team posterior, change only with the package, which ``run.json``'s versions record), the base-model
-    LLM modes (the model their pinned package ships), and HTTP or ``module:callable`` policies (out of our
-    sight). So
+    directory (every file, by relative name and bytes; the adapter ``make_llm_scheduler`` would load), and, for
+    every ``llm:`` mode, the base model when ``$DCOPS_LLM_MODEL`` (``dcops eval --llm-model``) names one other than
+    ``gemma`` (what the name resolves to: folder, cached revision). Empty for every other scheduler: the
+    baselines (their code and the package data they read, such as ``oversight_aware``'s shipped team posterior,
+    change only with the package, which ``run.json``'s versions record), the Gemma base-model LLM modes (the
+    model their pinned package ships), and HTTP or ``module:callable`` policies (out of our sight). So
     ``dcops eval`` recomputes a retrained scheduler's cells instead of resuming the old weights'
     (``dcops.evaluation.matrix.Cell.policy_digest``)."""
     import hashlib
@@ -129,9 +130,16 @@ def policy_digest(name: str) -> str:
         if not adapter.is_dir():
             raise ValueError(f"scheduler {name!r}: adapter {adapter}: no such directory")
         files = sorted((str(p.relative_to(adapter)), p) for p in adapter.rglob("*") if p.is_file())
-    if not files:
+    from dcops.agents.llm.model import default_model_name
+
+    model = default_model_name() if name.startswith("llm:") else "gemma"
+    if not files and model == "gemma":
         return ""
     digest = hashlib.sha256()
+    if model != "gemma":  # another base model (``dcops eval --llm-model``): other cells
+        from dcops.agents.llm.model import resolve_model
+
+        digest.update(json.dumps(asdict(resolve_model(model)), sort_keys=True).encode() + b"\0")
     for relative, path in files:
         digest.update(relative.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()

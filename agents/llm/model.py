@@ -38,6 +38,14 @@ from typing import Any
 
 GEMMA_KEY = "gemma3-270m-q4_k_m"
 DEVICE_VARIABLE = "DCOPS_LLM_DEVICE"
+MODEL_VARIABLE = "DCOPS_LLM_MODEL"
+"""The model the local LLM modes load when none is passed (``dcops eval --llm-model`` sets it for its workers):
+any name :func:`resolve_model` takes; unset means ``gemma``."""
+
+
+def default_model_name() -> str:
+    """``$DCOPS_LLM_MODEL`` (stripped), else ``"gemma"``."""
+    return (os.environ.get(MODEL_VARIABLE) or "").strip() or "gemma"
 
 
 def llm_device(device: str | None = None) -> str:

@@ -124,11 +124,14 @@ class LLMScheduler:
 
 
 def _local_model(kwargs: dict[str, Any]) -> tuple[Any, Any]:
+    """``model=`` and ``tokenizer=`` if given, else the model ``$DCOPS_LLM_MODEL`` names (default the offline
+    Gemma; :func:`dcops.agents.llm.model.load_model`)."""
     model, tokenizer = kwargs.pop("model", None), kwargs.pop("tokenizer", None)
     if model is None or tokenizer is None:
-        from dcops.agents.llm.model import load_gemma
+        from dcops.agents.llm.model import default_model_name, load_gemma, load_model
 
-        model, tokenizer = load_gemma()
+        name = default_model_name()
+        model, tokenizer = load_gemma() if name == "gemma" else load_model(name)[:2]
     return model, tokenizer
 
 
@@ -137,7 +140,8 @@ def make_llm_scheduler(mode: str, **kwargs: Any) -> LLMScheduler:
 
     - every mode: ``few_shot`` (default True), ``mask`` (mask decision words and ids in descriptions, default
       True);
-    - local modes: ``model``, ``tokenizer`` (default: the offline Gemma);
+    - local modes: ``model``, ``tokenizer`` (default: the model ``$DCOPS_LLM_MODEL`` names, else the offline
+      Gemma);
       ``fewshot``/``grpo``: ``tokens_per_request`` (generation budget); ``grpo``: ``adapter`` (default
       ``$DCOPS_LLM_ADAPTER``, else :data:`SHIPPED_ADAPTER`, which is for the Gemma model only); ``sft``:
       ``adapter`` (default ``$DCOPS_LLM_SFT_ADAPTER``, else :data:`SHIPPED_SFT_ADAPTER`, Gemma only);
@@ -160,8 +164,11 @@ def make_llm_scheduler(mode: str, **kwargs: Any) -> LLMScheduler:
     if mode in SHIPPED_ADAPTERS and not adapter:
         adapter = os.environ.get(ADAPTER_VARIABLES[mode])
     if mode in SHIPPED_ADAPTERS and not adapter:
-        if kwargs.get("model") is not None:
-            raise ValueError(f"mode {mode!r} with your own model= needs adapter= (the shipped adapter is for the "
+        from dcops.agents.llm.model import MODEL_VARIABLE, default_model_name
+
+        if kwargs.get("model") is not None or default_model_name() != "gemma":
+            own = "model=" if kwargs.get("model") is not None else f"${MODEL_VARIABLE}={default_model_name()!r}"
+            raise ValueError(f"mode {mode!r} with your own {own} needs adapter= (the shipped adapter is for the "
                              "Gemma 3 270M model)")
         adapter = str(SHIPPED_ADAPTERS[mode])
     if mode not in SHIPPED_ADAPTERS and adapter:

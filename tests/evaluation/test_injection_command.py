@@ -46,3 +46,14 @@ def test_an_adapter_mode_measured_first_leaves_the_next_modes_model_alone(tmp_pa
                                                                             "llm:constrained (tiny)")
     assert sft and len(sft) == len(constrained)
     assert {r["decision_clean"] for r in sft} | {r["decision_injected"] for r in sft} <= {"ACCEPT", "REJECT", "DEFER"}
+
+
+def test_eval_names_a_base_model_it_cannot_find(tmp_path, monkeypatch):
+    from dcops.agents.llm.model import MODEL_VARIABLE
+    from dcops.cli import main
+
+    monkeypatch.delenv(MODEL_VARIABLE, raising=False)
+    with pytest.raises(SystemExit, match="--llm-model: .*not a model folder"):
+        main(["eval", "--llm-model", "./no/such/model", "--policy", "llm:constrained", "--schedulers",
+              "priority_threshold", "--seeds", "1", "--out", str(tmp_path)])
+    assert not (tmp_path / "default").exists()

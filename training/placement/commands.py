@@ -16,6 +16,10 @@ def _eval_arguments(parser: argparse.ArgumentParser) -> None:
         "--generated", type=int, default=100, help="number of generated scenarios (seeds 0..N-1) to average"
     )
     parser.add_argument("--no-plot", action="store_true", help="skip the bar chart (no matplotlib needed)")
+    parser.add_argument("--llm", default="", metavar="MODES",
+                        help="also the LLM placement policy, comma-separated modes: constrained (base Gemma), sft "
+                        "(its SFT adapter); slow: about a second a tick on this CPU (needs the llm extra)")
+    parser.add_argument("--llm-adapter", default=None, help="LoRA adapter directory of mode sft (default: shipped)")
 
 
 def _eval_run(args: argparse.Namespace) -> int:
@@ -23,7 +27,25 @@ def _eval_run(args: argparse.Namespace) -> int:
 
     if args.generated < 0:
         raise SystemExit("--generated: must be >= 0")
-    report = evaluate(n_generated=args.generated)
+    factories = None
+    modes = [m.strip() for m in args.llm.split(",") if m.strip()]
+    if modes:
+        from dcops.agents.llm.placement import PLACEMENT_MODES, llm_placement_factories
+        from dcops.cluster.placement.policies import REFERENCE_NAME, policy_factories
+
+        bad = [m for m in modes if m not in PLACEMENT_MODES]
+        if bad:
+            raise SystemExit(f"--llm: unknown mode(s) {bad}; known: {', '.join(PLACEMENT_MODES)}")
+        if args.llm_adapter and "sft" not in modes:
+            raise SystemExit("--llm-adapter: only with --llm sft")
+        try:
+            llm = llm_placement_factories(modes, adapter=args.llm_adapter)
+        except (FileNotFoundError, ValueError) as error:
+            raise SystemExit(f"--llm-adapter: {error}") from None
+        everything = policy_factories()
+        reference = everything.pop(REFERENCE_NAME)
+        factories = {**everything, **llm, REFERENCE_NAME: reference}  # the reference row stays last
+    report = evaluate(n_generated=args.generated, factories=factories, progress=print if modes else None)
     paths = write_report(report, args.out, plot=not args.no_plot)
     print(report.markdown())
     print("wrote " + ", ".join(str(p) for p in paths))

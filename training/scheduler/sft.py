@@ -35,6 +35,7 @@ from typing import Any
 from dcops.training.scheduler.grpo import ATTENTION_MODULES, score_only_completion_tokens
 from dcops.training.scheduler.sft_data import load_examples
 
+TASKS = ("scheduler", "placement")
 LOG_COLUMNS = ("step", "loss", "mean_token_accuracy", "learning_rate", "grad_norm", "epoch", "wall_s")
 
 
@@ -42,6 +43,10 @@ LOG_COLUMNS = ("step", "loss", "mean_token_accuracy", "learning_rate", "grad_nor
 class SFTSchedulerConfig:
     """Everything an SFT run depends on (written to ``config.json``)."""
 
+    task: str = "scheduler"
+    """``scheduler`` (the cluster admission scheduler, :mod:`dcops.training.scheduler.sft_data`) or
+    ``placement`` (the GPU placement policy, :mod:`dcops.training.placement.llm_sft`); decides how the
+    held-out answers are scored."""
     data: str = "runs/llm_sft_data"
     out: str = "runs/llm_sft"
     teacher: str = "priority_threshold"
@@ -76,6 +81,7 @@ class SFTSchedulerConfig:
                   "save_steps": self.save_steps >= 1, "logging_steps": self.logging_steps >= 1,
                   "validation_examples": self.validation_examples >= 0,
                   "lora_dropout": 0.0 <= self.lora_dropout < 1.0}
+        checks["task"] = self.task in TASKS
         bad = [name for name, ok in checks.items() if not ok]
         if bad:
             raise ValueError(f"invalid SFT setting(s): {', '.join(f'{b}={getattr(self, b)!r}' for b in bad)}")
@@ -90,27 +96,43 @@ def _shuffled(rows: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
     return rows
 
 
-def answer_accuracy(model: Any, tokenizer: Any, examples: list[dict[str, Any]]) -> dict[str, Any]:
-    """How often the ``sft`` scheduler's choice (highest log-likelihood of the allowed answer words after the
-    prompt, :class:`dcops.agents.llm.backends.CompactLoglikBackend`) equals the example's answer; overall, per
-    teacher answer, and the confusion counts."""
-    from dcops.agents.llm.backends import CompactLoglikBackend
+def answer_accuracy(model: Any, tokenizer: Any, examples: list[dict[str, Any]], task: str = "scheduler"
+                    ) -> dict[str, Any]:
+    """How often the trained policy's own choice is the example's answer; overall, per kind of answer, and the
+    confusion counts. ``scheduler``: the ``sft`` scheduler's choice, the highest log-likelihood of the allowed
+    answer words after the prompt (:class:`dcops.agents.llm.backends.CompactLoglikBackend`); ``placement``: the
+    placement policy's, the highest mean log-likelihood per token of the valid actions' texts
+    (:class:`dcops.agents.llm.placement.LLMPlacementPolicy`)."""
+    from dcops.agents.llm.backends import CompactLoglikBackend, PrefixCache, continuation_logprobs
     from dcops.agents.llm.compact import ANSWER_WORDS
 
     backend = CompactLoglikBackend(model, tokenizer)
+    prefix = PrefixCache(model, tokenizer)
     confusion: Counter[tuple[str, str]] = Counter()
     for example in examples:
-        words = tuple(example.get("allowed", ANSWER_WORDS))
-        scores = backend.word_scores(example["prompt"], words)
-        confusion[(example["completion"].strip(), max(words, key=lambda w: scores[w]))] += 1
+        if task == "scheduler":
+            words = tuple(example.get("allowed", ANSWER_WORDS))
+            scores = backend.word_scores(example["prompt"], words)
+            truth, chosen = example["completion"].strip(), max(words, key=lambda w: scores[w])
+        else:
+            choices = list(example["choices"])
+            rows = [(list(tokenizer(c, add_special_tokens=False)["input_ids"]), 0) for c in choices]
+            sums = continuation_logprobs(prefix, example["prompt"], rows)
+            means = [value / max(len(ids), 1) for value, (ids, _) in zip(sums, rows, strict=True)]
+            best = choices[max(range(len(choices)), key=means.__getitem__)]
+            truth = "defer" if example["completion"].strip() == "defer" else "place"
+            chosen = ("defer" if best.strip() == "defer" else "place" if best == example["completion"]
+                      else "other place")
+        confusion[(truth, chosen)] += 1
     n = sum(confusion.values())
-    per_word = {}
-    for word in ANSWER_WORDS:
-        total = sum(c for (t, _), c in confusion.items() if t == word)
+    kinds = ANSWER_WORDS if task == "scheduler" else ("place", "defer")
+    per_kind = {}
+    for kind in kinds:
+        total = sum(c for (t, _), c in confusion.items() if t == kind)
         if total:
-            per_word[word] = {"examples": total, "accuracy": confusion[(word, word)] / total}
-    return {"examples": n, "accuracy": sum(confusion[(w, w)] for w in ANSWER_WORDS) / max(n, 1),
-            "per_answer": per_word, "confusion": {f"{t}->{c}": k for (t, c), k in sorted(confusion.items())}}
+            per_kind[kind] = {"examples": total, "accuracy": confusion[(kind, kind)] / total}
+    return {"examples": n, "accuracy": sum(confusion[(k, k)] for k in kinds) / max(n, 1),
+            "per_answer": per_kind, "confusion": {f"{t}->{c}": k for (t, c), k in sorted(confusion.items())}}
 
 
 def _callbacks(config: SFTSchedulerConfig, out: Path) -> list[Any]:
@@ -208,7 +230,8 @@ def train_sft_scheduler(config: SFTSchedulerConfig, resume: bool = False, model:
         disable_progress_bar()
     seen = train[: record["examples_seen"]]  # only what the steps will read is tokenised (cycled if fewer)
     dataset = Dataset.from_list([{"prompt": e["prompt"], "completion": e["completion"]} for e in seen])
-    base_accuracy = answer_accuracy(model, tokenizer, validation) if config.validate_base and validation else None
+    base_accuracy = (answer_accuracy(model, tokenizer, validation, config.task)
+                     if config.validate_base and validation else None)
     trainer = SFTTrainer(model=model, args=SFTConfig(**args), train_dataset=dataset, processing_class=tokenizer,
                          peft_config=lora, callbacks=_callbacks(config, out))
     with score_only_completion_tokens():
@@ -217,7 +240,7 @@ def train_sft_scheduler(config: SFTSchedulerConfig, resume: bool = False, model:
     (out / "adapter" / "STEP").write_text(f"{trainer.state.global_step}\n")
     trained_s = time.monotonic() - started
     trainer.model.eval()
-    accuracy = answer_accuracy(trainer.model, tokenizer, validation) if validation else None
+    accuracy = answer_accuracy(trainer.model, tokenizer, validation, config.task) if validation else None
     record.update(steps_done=trainer.state.global_step, train_loss=float(result.training_loss),
                   train_wall_s=round(trained_s, 1), wall_s=round(time.monotonic() - started, 1),
                   validation_accuracy=accuracy, base_validation_accuracy=base_accuracy)

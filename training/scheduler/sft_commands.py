@@ -6,6 +6,9 @@ The published run (``reports/llm/sft/README.md`` records its outputs)::
     dcops llm-sft-data --teachers priority_threshold --seeds 200 --validation-seeds 40 --out runs/llm_sft_data
     dcops train-scheduler-sft --data runs/llm_sft_data --out runs/llm_sft --max-steps 200 --bf16 true --install
     dcops train-scheduler-sft --plot-only runs/llm_sft --command "..."     # reports/llm/sft/README.md
+    dcops llm-placement-sft-data --scenarios 300 --validation-scenarios 40 --out runs/llm_placement_data
+    dcops train-scheduler-sft --task placement --teacher optimum --data runs/llm_placement_data \
+        --out runs/llm_placement_sft --max-steps 200 --bf16 true --install
 
 Only argparse runs at import; torch, transformers, trl and peft are imported inside ``run``.
 """
@@ -21,6 +24,27 @@ from dcops.command import Command
 
 def _csv(text: str) -> tuple[str, ...]:
     return tuple(t.strip() for t in text.split(",") if t.strip())
+
+
+def _placement_data_arguments(parser: argparse.ArgumentParser) -> None:
+    p = parser.add_argument
+    p("--scenarios", type=int, default=300, help="training scenarios, seeds 1,000,000 on (default 300)")
+    p("--validation-scenarios", type=int, default=40, help="validation scenarios, seeds 2,000,000 on (default 40)")
+    p("--out", type=Path, default=Path("runs/llm_placement_data"), help="dataset folder")
+
+
+def _placement_data_run(args: argparse.Namespace) -> int:
+    import json
+
+    from dcops.training.placement.llm_sft import build_placement_sft_dataset
+
+    try:
+        manifest = build_placement_sft_dataset(args.out, args.scenarios, args.validation_scenarios)
+    except ValueError as error:
+        raise SystemExit(f"dcops llm-placement-sft-data: {error}") from None
+    print(json.dumps(manifest["splits"], indent=2))
+    print(f"wrote {args.out}/manifest.json")
+    return 0
 
 
 def _data_arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +85,10 @@ def _train_arguments(parser: argparse.ArgumentParser) -> None:
         flag = f"--{f.name.replace('_', '-')}"
         if isinstance(default, bool):
             p(flag, action=argparse.BooleanOptionalAction, default=default, help=f"(default {default})")
+        elif f.name == "task":
+            from dcops.training.scheduler.sft import TASKS
+
+            p(flag, choices=TASKS, default=default, help=f"(default {default})")
         elif isinstance(default, tuple):
             p(flag, type=_csv, default=default, help=f"comma-separated (default {','.join(default)})")
         elif f.name in ("max_minutes", "bf16"):
@@ -114,21 +142,26 @@ def _train_run(args: argparse.Namespace) -> int:
           + (f"; validation answer accuracy {accuracy['accuracy']:.3f} on {accuracy['examples']}" if accuracy else "")
           + f"; curve {png}; report {md}")
     if args.install:
+        from dcops.agents.llm.placement import SHIPPED_PLACEMENT_ADAPTER
         from dcops.agents.llm.scheduler import SHIPPED_SFT_ADAPTER
 
         if config.model != "gemma":
             raise SystemExit("dcops train-scheduler-sft: --install is for the gemma model (the shipped adapter's base)")
-        SHIPPED_SFT_ADAPTER.mkdir(parents=True, exist_ok=True)
+        target = SHIPPED_SFT_ADAPTER if config.task == "scheduler" else SHIPPED_PLACEMENT_ADAPTER
+        target.mkdir(parents=True, exist_ok=True)
         for name in ("adapter_config.json", "adapter_model.safetensors", "STEP"):
-            shutil.copyfile(Path(config.out) / "adapter" / name, SHIPPED_SFT_ADAPTER / name)
-        print(f"installed into {SHIPPED_SFT_ADAPTER}")
-    print(f"use it: make_llm_scheduler('sft', adapter='{config.out}/adapter')")
+            shutil.copyfile(Path(config.out) / "adapter" / name, target / name)
+        print(f"installed into {target}")
+    print(f"use it: make_llm_scheduler('sft', adapter='{config.out}/adapter')" if config.task == "scheduler" else
+          f"use it: make_llm_placement_policy('sft', adapter='{config.out}/adapter')")
     return 0
 
 
 COMMANDS = [
     Command("llm-sft-data", "SFT data for the LLM scheduler: a teacher's decisions as compact per-request prompts, "
             "fixed seed split", _data_arguments, _data_run),
-    Command("train-scheduler-sft", "SFT the LLM scheduler (TRL SFTTrainer + LoRA) on llm-sft-data's examples",
-            _train_arguments, _train_run),
+    Command("llm-placement-sft-data", "SFT data for the LLM placement policy: the clairvoyant optimum's actions on "
+            "generated scenarios, fixed seed split", _placement_data_arguments, _placement_data_run),
+    Command("train-scheduler-sft", "SFT the LLM scheduler (or, --task placement, the placement policy): TRL "
+            "SFTTrainer + LoRA on llm-sft-data's (llm-placement-sft-data's) examples", _train_arguments, _train_run),
 ]

@@ -31,12 +31,16 @@ def read_sft_log(run_dir: str | Path) -> list[dict[str, float]]:
     return [by_step[s] for s in sorted(by_step)]
 
 
-def _accuracy_rows(name: str, accuracy: dict[str, Any] | None) -> list[str]:
+def _kinds(task: str) -> tuple[str, ...]:
+    return ("ACCEPT", "REJECT", "DEFER") if task == "scheduler" else ("place", "defer")
+
+
+def _accuracy_rows(name: str, accuracy: dict[str, Any] | None, task: str) -> list[str]:
     if not accuracy:
         return []
     per = accuracy.get("per_answer", {})
     cells = " | ".join(f"{per[w]['accuracy']:.3f} ({per[w]['examples']})" if w in per else "–"
-                       for w in ("ACCEPT", "REJECT", "DEFER"))
+                       for w in _kinds(task))
     return [f"| {name} | {accuracy['accuracy']:.3f} | {accuracy['examples']} | {cells} |"]
 
 
@@ -70,7 +74,8 @@ def write_sft_report(run_dir: str | Path, report_dir: str | Path, command: str =
     right.set_xlabel("optimiser step")
     right.set_ylabel("token accuracy (answer + end token)")
     cfg = config["config"]
-    fig.suptitle(f"SFT of the LLM scheduler on {cfg['teacher']} ({cfg['model']}, LoRA r={cfg['lora_r']})")
+    task = cfg.get("task", "scheduler")
+    fig.suptitle(f"SFT of the LLM {task} policy on {cfg['teacher']} ({cfg['model']}, LoRA r={cfg['lora_r']})")
     fig.tight_layout()
     png = out / "sft_curve.png"
     fig.savefig(png, dpi=110)
@@ -79,7 +84,7 @@ def write_sft_report(run_dir: str | Path, report_dir: str | Path, command: str =
     tokens = config["prompt_tokens"]
     first, last = rows[: min(10, len(rows))], rows[-min(10, len(rows)):]
     lines = [
-        "# SFT of the LLM scheduler",
+        "# SFT of the LLM scheduler" if task == "scheduler" else "# SFT of the LLM placement policy",
         "",
         f"Made by `{command}`." if command else f"Run folder `{run}`.",
         "",
@@ -103,14 +108,19 @@ def write_sft_report(run_dir: str | Path, report_dir: str | Path, command: str =
     ]
     if summary.get("validation_accuracy"):
         lines += [
-            "**Held-out answers** (validation seeds from 2000, never trained on): how often the `sft` scheduler's "
-            "own choice, the highest log-likelihood of the allowed answer words after the prompt, is the teacher's "
-            "answer, given the teacher's earlier answers in the window (per teacher answer in brackets: examples).",
+            ("**Held-out answers** (validation seeds from 2000, never trained on): how often the `sft` scheduler's "
+             "own choice, the highest log-likelihood of the allowed answer words after the prompt, is the teacher's "
+             "answer, given the teacher's earlier answers in the window (per teacher answer in brackets: examples)."
+             if task == "scheduler" else
+             "**Held-out ticks** (validation scenarios from seed 2,000,000, never trained on): how often the policy's "
+             "own choice, the highest mean log-likelihood per token of the valid actions, is the optimum's action "
+             "(by the optimum's kind of action; 'other place' in the confusion: a different placement)."),
             "",
-            "| model | accuracy | examples | ACCEPT | REJECT | DEFER |",
-            "|---|---|---|---|---|---|",
-            *_accuracy_rows("base model (no adapter)", summary.get("base_validation_accuracy")),
-            *_accuracy_rows(f"with the adapter (step {summary['steps_done']})", summary["validation_accuracy"]),
+            "| model | accuracy | examples | " + " | ".join(_kinds(task)) + " |",
+            "|---|---|---|" + "---|" * len(_kinds(task)),
+            *_accuracy_rows("base model (no adapter)", summary.get("base_validation_accuracy"), task),
+            *_accuracy_rows(f"with the adapter (step {summary['steps_done']})", summary["validation_accuracy"],
+                            task),
             "",
             "Confusion, teacher → adapter: " + ", ".join(f"{k}: {v}" for k, v in
                                                         summary["validation_accuracy"]["confusion"].items()) + ".",

@@ -268,3 +268,24 @@ def test_shortfall_says_what_admit_would_do(views):
             reasons.add(reason)
             assert (reason is None) == capacity.admit(request)
     assert reasons == {None, "power", "zone"}  # every branch was met
+
+
+def test_another_base_model_keys_other_cells_and_needs_its_own_adapter(tiny, tmp_path, monkeypatch):
+    """``$DCOPS_LLM_MODEL`` (``dcops eval --llm-model``) changes every llm: mode's digest, so cells of another
+    base model never resume the Gemma cells, and the Gemma adapters are not applied to it silently."""
+    from dcops.agents.llm.model import MODEL_VARIABLE
+    from dcops.agents.llm.scheduler import make_llm_scheduler
+    from dcops.evaluation.policies import policy_digest
+
+    folder = tmp_path / "adapter"
+    _tiny_adapter(tiny, folder)
+    monkeypatch.delenv(MODEL_VARIABLE, raising=False)
+    gemma = {name: policy_digest(name) for name in ("llm:constrained", f"llm:sft@{folder}")}
+    assert gemma["llm:constrained"] == ""
+    monkeypatch.setenv(MODEL_VARIABLE, "tiny")
+    tiny_digests = {name: policy_digest(name) for name in gemma}
+    assert tiny_digests["llm:constrained"] != "" and tiny_digests[f"llm:sft@{folder}"] != gemma[f"llm:sft@{folder}"]
+    with pytest.raises(ValueError, match=r"DCOPS_LLM_MODEL='tiny' needs adapter="):
+        make_llm_scheduler("sft")
+    scheduler = make_llm_scheduler("sft", adapter=str(folder))  # loads the tiny model the variable names
+    assert sum(p.numel() for p in scheduler.backend.model.get_base_model().parameters()) < 50_000_000
