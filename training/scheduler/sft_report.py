@@ -44,6 +44,13 @@ def _accuracy_rows(name: str, accuracy: dict[str, Any] | None, task: str) -> lis
     return [f"| {name} | {accuracy['accuracy']:.3f} | {accuracy['examples']} | {cells} |"]
 
 
+def _answers_text(answers: dict[str, int]) -> str:
+    """The answer counts, or for many distinct answers (placements) how many there are and the defer count."""
+    if len(answers) <= 6:
+        return json.dumps(answers)
+    return f"{len(answers)} distinct actions, {answers.get('defer', 0)} of {sum(answers.values())} defer"
+
+
 def write_sft_report(run_dir: str | Path, report_dir: str | Path, command: str = "") -> tuple[Path, Path]:
     """Write ``sft_curve.png`` and ``README.md`` into ``report_dir``; return their paths."""
     import matplotlib
@@ -89,7 +96,7 @@ def write_sft_report(run_dir: str | Path, report_dir: str | Path, command: str =
         f"Made by `{command}`." if command else f"Run folder `{run}`.",
         "",
         f"Teacher `{cfg['teacher']}`, data `{cfg['data']}` ({config['train_examples']} training examples, answers "
-        f"{json.dumps(config['train_answers'])}; prompts {tokens['min']}–{tokens['max']} tokens, median "
+        f"{_answers_text(config['train_answers'])}; prompts {tokens['min']}–{tokens['max']} tokens, median "
         f"{tokens['median']}). Model `{cfg['model']}` ({config['model_source'].get('kind')}), LoRA r={cfg['lora_r']} "
         f"α={cfg['lora_alpha']} on {', '.join(cfg['lora_target_modules'])}; {cfg['max_steps']} steps of "
         f"{cfg['batch_size']} × {cfg['grad_accum']} examples ({config['examples_seen']} seen), learning rate "
