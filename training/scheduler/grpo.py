@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dcops.training.scheduler.callbacks import adapter_saver, wall_clock_budget
 from dcops.training.scheduler.reward import FormatTerms, SchedulerReward
 from dcops.training.scheduler.states import StateSet, build_window_states
 
@@ -220,26 +221,7 @@ def _make_callbacks(config: GRPOSchedulerConfig, out: Path) -> list[Any]:
             with self.csv.open("a", newline="") as f:
                 csv.writer(f).writerow(["" if row.get(c) is None else row.get(c) for c in LOG_COLUMNS])
 
-    class AdapterSaver(TrainerCallback):
-        """Rewrites ``adapter/`` at each checkpoint (the latest adapter, usable while training goes on)."""
-
-        def on_save(self, args: Any, state: Any, control: Any, model: Any = None, **kw: Any) -> None:
-            if model is not None:
-                model.save_pretrained(str(out / "adapter"))
-                (out / "adapter" / "STEP").write_text(f"{state.global_step}\n")
-
-    class Budget(TrainerCallback):
-        """Stops training after the step that passes ``max_minutes`` (checkpoint and logs are still written)."""
-
-        def __init__(self) -> None:
-            self.start = time.monotonic()
-
-        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-            if config.max_minutes and time.monotonic() - self.start > 60.0 * config.max_minutes:
-                control.should_training_stop = True
-                control.should_save = True
-
-    return [StepLog(), AdapterSaver(), Budget()]
+    return [StepLog(), adapter_saver(out), wall_clock_budget(config.max_minutes)]
 
 
 @contextmanager

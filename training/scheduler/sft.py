@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from dcops.training.scheduler.callbacks import adapter_saver, wall_clock_budget
 from dcops.training.scheduler.grpo import ATTENTION_MODULES, score_only_completion_tokens
 from dcops.training.scheduler.sft_data import load_examples
 
@@ -155,22 +156,7 @@ def _callbacks(config: SFTSchedulerConfig, out: Path) -> list[Any]:
             with self.csv.open("a", newline="") as f:
                 csv.writer(f).writerow(["" if row.get(c) is None else row.get(c) for c in LOG_COLUMNS])
 
-    class AdapterSaver(TrainerCallback):
-        def on_save(self, args: Any, state: Any, control: Any, model: Any = None, **kw: Any) -> None:
-            if model is not None:
-                model.save_pretrained(str(out / "adapter"))
-                (out / "adapter" / "STEP").write_text(f"{state.global_step}\n")
-
-    class Budget(TrainerCallback):
-        def __init__(self) -> None:
-            self.start = time.monotonic()
-
-        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
-            if config.max_minutes and time.monotonic() - self.start > 60.0 * config.max_minutes:
-                control.should_training_stop = True
-                control.should_save = True
-
-    return [StepLog(), AdapterSaver(), Budget()]
+    return [StepLog(), adapter_saver(out), wall_clock_budget(config.max_minutes)]
 
 
 def train_sft_scheduler(config: SFTSchedulerConfig, resume: bool = False, model: Any = None,
