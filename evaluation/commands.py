@@ -98,6 +98,23 @@ def _exit_on_sigterm(signum: int, frame: Any) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    import os
+
+    from dcops.agents.llm.model import MODEL_VARIABLE
+
+    previous_model = os.environ.get(MODEL_VARIABLE)
+    if args.llm_model is not None:
+        os.environ[MODEL_VARIABLE] = args.llm_model.strip()  # the workers inherit it; restored on return
+    try:
+        return _run_matrix(args)
+    finally:
+        if previous_model is None:
+            os.environ.pop(MODEL_VARIABLE, None)
+        else:
+            os.environ[MODEL_VARIABLE] = previous_model
+
+
+def _run_matrix(args: argparse.Namespace) -> int:
     import signal
     from pathlib import Path
 
@@ -113,18 +130,20 @@ def _run(args: argparse.Namespace) -> int:
     from dcops.evaluation.report import versions, write
     from dcops.evaluation.store import CellStore
 
-    if args.llm_model is not None:
-        import os
-
-        from dcops.agents.llm.model import MODEL_VARIABLE, resolve_model
-
-        try:
-            resolve_model(args.llm_model)
-        except ValueError as error:
-            raise SystemExit(f"--llm-model: {error}") from None
-        os.environ[MODEL_VARIABLE] = args.llm_model.strip()  # the workers inherit it
     schedulers = _csv(args.schedulers) if args.schedulers else [*baseline_names(), BOUND]
     schedulers += [p for p in args.policy if p not in schedulers]
+    if any(name.startswith("llm:") for name in schedulers):
+        from dcops.agents.llm.model import MODEL_VARIABLE, default_model_name, resolve_model
+
+        model = default_model_name()
+        try:
+            resolve_model(model)
+        except ValueError as error:
+            raise SystemExit(f"--llm-model (or ${MODEL_VARIABLE}): {error}") from None
+        bare = [n for n in schedulers if model != "gemma" and n in ("llm:grpo", "llm:sft")]
+        if bare:
+            raise SystemExit(f"--llm-model: {', '.join(bare)} on {model!r} need @<adapter dir> (the shipped "
+                             "adapters are Gemma's)")
     try:
         for name in schedulers:
             validate_scheduler(name)

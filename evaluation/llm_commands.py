@@ -41,6 +41,12 @@ def _injection_run(args: argparse.Namespace) -> int:
     seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     max_windows = args.windows or None
+    if "sft" in modes and args.raw_descriptions:
+        raise SystemExit("dcops eval-injection: --raw-descriptions: mode sft always masks descriptions (the option "
+                         "is for the window-prompt modes)")
+    if args.adapter and {"grpo", "sft"} <= set(modes):
+        raise SystemExit("dcops eval-injection: --adapter: one adapter cannot serve both grpo and sft; measure them "
+                         "in two runs")
     command = "dcops " + shlex.join(sys.argv[1:])
     if args.tiny:
         from dcops.agents.llm.model import tiny_model
@@ -61,9 +67,6 @@ def _injection_run(args: argparse.Namespace) -> int:
             from dcops.agents.llm.scheduler import SHIPPED_ADAPTERS
 
             kwargs["adapter"] = str(SHIPPED_ADAPTERS[mode])
-        if mode == "sft" and args.raw_descriptions:
-            raise SystemExit("dcops eval-injection: mode sft always masks descriptions (--raw-descriptions is for "
-                             "the window-prompt modes)")
         if mode != "sft":
             kwargs["mask"] = not args.raw_descriptions
         # peft injects an adapter's layers into the model it is given: an adapter mode gets its own copy, so the

@@ -52,8 +52,20 @@ def test_eval_names_a_base_model_it_cannot_find(tmp_path, monkeypatch):
     from dcops.agents.llm.model import MODEL_VARIABLE
     from dcops.cli import main
 
+    import os
+
     monkeypatch.delenv(MODEL_VARIABLE, raising=False)
-    with pytest.raises(SystemExit, match="--llm-model: .*not a model folder"):
+    with pytest.raises(SystemExit, match=r"--llm-model \(or \$DCOPS_LLM_MODEL\): .*not a model folder"):
         main(["eval", "--llm-model", "./no/such/model", "--policy", "llm:constrained", "--schedulers",
               "priority_threshold", "--seeds", "1", "--out", str(tmp_path)])
+    assert MODEL_VARIABLE not in os.environ  # the option does not outlive the command
+    with pytest.raises(SystemExit, match=r"llm:sft on 'tiny' need @<adapter dir>"):
+        main(["eval", "--llm-model", "tiny", "--policy", "llm:sft", "--schedulers", "priority_threshold",
+              "--seeds", "1", "--out", str(tmp_path)])
+    assert MODEL_VARIABLE not in os.environ
+    monkeypatch.setenv(MODEL_VARIABLE, "./also/missing")  # a bad model in the shell is named as such
+    with pytest.raises(SystemExit, match=r"\$DCOPS_LLM_MODEL"):
+        main(["eval", "--policy", "llm:constrained", "--schedulers", "priority_threshold", "--seeds", "1",
+              "--out", str(tmp_path)])
+    assert os.environ[MODEL_VARIABLE] == "./also/missing"
     assert not (tmp_path / "default").exists()

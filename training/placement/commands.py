@@ -6,6 +6,7 @@ Only argparse declarations happen at import time; the work (and matplotlib) is i
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from dcops.command import Command
 
@@ -38,10 +39,10 @@ def _eval_run(args: argparse.Namespace) -> int:
             raise SystemExit(f"--llm: unknown mode(s) {bad}; known: {', '.join(PLACEMENT_MODES)}")
         if args.llm_adapter and "sft" not in modes:
             raise SystemExit("--llm-adapter: only with --llm sft")
-        try:
-            llm = llm_placement_factories(modes, adapter=args.llm_adapter)
-        except (FileNotFoundError, ValueError) as error:
-            raise SystemExit(f"--llm-adapter: {error}") from None
+        if args.llm_adapter and not (Path(args.llm_adapter) / "adapter_config.json").exists():
+            raise SystemExit(f"--llm-adapter: no adapter_config.json in {args.llm_adapter!r} (a peft LoRA adapter "
+                             "directory)")
+        llm = llm_placement_factories(modes, adapter=args.llm_adapter)
         everything = policy_factories()
         reference = everything.pop(REFERENCE_NAME)
         factories = {**everything, **llm, REFERENCE_NAME: reference}  # the reference row stays last

@@ -176,8 +176,10 @@ def train_sft_scheduler(config: SFTSchedulerConfig, resume: bool = False, model:
     started = time.monotonic()
     torch.manual_seed(config.seed)
     train = _shuffled(load_examples(config.data, config.teacher, "train"), config.seed)
-    validation = _shuffled(load_examples(config.data, config.teacher, "validation"),
-                           config.seed)[: config.validation_examples]
+    if not train:
+        raise ValueError(f"data: the {config.teacher} training split in {config.data} has no examples")
+    validation = (_shuffled(load_examples(config.data, config.teacher, "validation"),
+                            config.seed)[: config.validation_examples] if config.validation_examples else [])
     if model is None or tokenizer is None:
         model, tokenizer, source = load_model(config.model, seed=config.seed)
         model_source = asdict(source)
@@ -204,7 +206,7 @@ def train_sft_scheduler(config: SFTSchedulerConfig, resume: bool = False, model:
         "lr_scheduler_type": "cosine", "logging_steps": config.logging_steps, "save_strategy": "steps",
         "save_steps": config.save_steps, "save_total_limit": config.save_total_limit, "report_to": "none",
         "bf16": bf16, "disable_tqdm": not config.progress, "dataloader_num_workers": 0,
-        "completion_only_loss": True, "packing": False, "max_length": 1024,
+        "completion_only_loss": True, "packing": False, "max_length": None,  # never cut an answer off
     }
     if bf16 and not cuda:
         args["use_cpu"] = True

@@ -103,7 +103,8 @@ def _train_arguments(parser: argparse.ArgumentParser) -> None:
       help="where the curve and report go (default reports/llm/sft with --plot-only, else the run folder)")
     p("--command", default=None, help="training command to quote in the report (with --plot-only)")
     p("--install", action="store_true",
-      help="also copy the adapter and the run's config and summary into the package (agents/llm/adapters/sft_gemma)")
+      help="also copy the adapter (its weights, config and STEP) into the package: agents/llm/adapters/sft_gemma, or "
+      "placement_sft_gemma with --task placement (gemma only)")
 
 
 def _train_run(args: argparse.Namespace) -> int:
@@ -129,11 +130,13 @@ def _train_run(args: argparse.Namespace) -> int:
         resolve_model(config.model)
     except ValueError as error:
         raise SystemExit(f"dcops train-scheduler-sft: {error}") from None
+    if args.install and config.model != "gemma":
+        raise SystemExit("dcops train-scheduler-sft: --install is for the gemma model (the shipped adapter's base)")
     if args.resume and not any(Path(config.out).glob("checkpoint-*")):
         raise SystemExit(f"dcops train-scheduler-sft: --resume: no checkpoint-N in {config.out}")
     try:
         record = train_sft_scheduler(config, resume=args.resume)
-    except FileNotFoundError as error:
+    except (FileNotFoundError, ValueError) as error:
         raise SystemExit(f"dcops train-scheduler-sft: {error}") from None
     command = "dcops " + shlex.join(sys.argv[1:]) if sys.argv[1:] else ""
     png, md = write_sft_report(config.out, args.report_dir or config.out, command=command)
