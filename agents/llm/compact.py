@@ -96,12 +96,17 @@ def _description(text: Any) -> str:
 
 
 def _carbon_text(view: dict[str, Any]) -> str:
+    """The grid's carbon intensity this window, the next and the lowest of the later ones. The forecast covers
+    the whole episode, one value per window from window 0 (as ``dcops.agents.llm.prompt`` and carbon_greedy
+    read it)."""
     forecast = [float(c) for c in view.get("carbon_forecast_g_per_kwh", [])]
-    if not forecast:
+    w = view["window"]
+    if w >= len(forecast):
         return "Carbon: no forecast."
-    text = f"Carbon g/kWh: now {forecast[0]:.0f}"
-    if len(forecast) > 1:
-        text += f", next {forecast[1]:.0f}, lowest later {min(forecast[1:]):.0f}"
+    text = f"Carbon g/kWh: now {forecast[w]:.0f}"
+    later = forecast[w + 1:]
+    if later:
+        text += f", next {later[0]:.0f}, lowest later {min(later):.0f}"
     return text + "."
 
 

@@ -49,10 +49,10 @@ def test_an_adapter_mode_measured_first_leaves_the_next_modes_model_alone(tmp_pa
 
 
 def test_eval_names_a_base_model_it_cannot_find(tmp_path, monkeypatch):
+    import os
+
     from dcops.agents.llm.model import MODEL_VARIABLE
     from dcops.cli import main
-
-    import os
 
     monkeypatch.delenv(MODEL_VARIABLE, raising=False)
     with pytest.raises(SystemExit, match=r"--llm-model \(or \$DCOPS_LLM_MODEL\): .*not a model folder"):

@@ -289,3 +289,17 @@ def test_another_base_model_keys_other_cells_and_needs_its_own_adapter(tiny, tmp
         make_llm_scheduler("sft")
     scheduler = make_llm_scheduler("sft", adapter=str(folder))  # loads the tiny model the variable names
     assert sum(p.numel() for p in scheduler.backend.model.get_base_model().parameters()) < 50_000_000
+
+
+def test_the_carbon_line_reads_this_window_of_the_episode_forecast(views):
+    """The forecast is one value per window from window 0: "now" is this window's, "next" the next one's, and
+    the last window states no next."""
+    for view in views:
+        forecast, w = view["carbon_forecast_g_per_kwh"], view["window"]
+        header = CompactWindow(view).header
+        assert f"now {forecast[w]:.0f}" in header
+        if w + 1 < len(forecast):
+            assert f"next {forecast[w + 1]:.0f}, lowest later {min(forecast[w + 1:]):.0f}." in header
+        else:
+            assert "next" not in header.split("Carbon", 1)[1]
+    assert len({CompactWindow(v).header.split("Carbon", 1)[1] for v in views[:8]}) > 1  # it moves with the window
