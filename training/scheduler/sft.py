@@ -12,7 +12,7 @@ the vocabulary 262k, so scoring every position would be most of a step.
 **Outputs** (``--out``): ``adapter/`` (the latest LoRA adapter, rewritten at every checkpoint, with a ``STEP``
 file), ``checkpoint-*/`` (``--resume`` continues from the newest), ``log.csv`` (one row per logging step: loss,
 token accuracy, learning rate, seconds), ``config.json`` (the settings, the model source, data counts, prompt
-token statistics, versions) and ``summary.json`` (steps, final loss, validation accuracy of the adapter: the
+token statistics, versions) and ``summary.json`` (steps, TRL's mean training loss over the run, validation accuracy of the adapter: the
 fraction of held-out teacher answers the ``sft`` scheduler's own log-likelihood choice reproduces, per answer
 word, beside the base model's where ``validate_base``).
 
