@@ -45,18 +45,19 @@ _cache: dict[tuple[Any, ...], CalendarPoints] = {}
 def calendar_points(start: datetime, elapsed_s: NDArray[np.float64]) -> CalendarPoints:
     """Locate each instant ``start + elapsed_s`` in the year (see :class:`CalendarPoints`).
 
-    Cached (the last 64 distinct calls; the arrays are read-only): an environment resets to the same start
-    and step times every episode, and the datetime arithmetic is a tenth of a cluster reset."""
+    Cached (the 64 most recently used distinct calls, the least recently used evicted first; the arrays are
+    read-only): an environment resets to the same start and step times every episode, and the datetime arithmetic
+    is a tenth of a cluster reset. Eviction is one entry at a time, so a call just made is always still held."""
     elapsed = np.asarray(elapsed_s, dtype=np.float64)
     key = (start, elapsed.shape, elapsed.tobytes())
-    points = _cache.get(key)
+    points = _cache.pop(key, None)
     if points is None:
         points = _calendar_points(start, elapsed)
         for value in vars(points).values():
             value.setflags(write=False)
-        if len(_cache) >= _CACHE_SIZE:
-            _cache.clear()
-        _cache[key] = points
+        while len(_cache) >= _CACHE_SIZE:
+            del _cache[next(iter(_cache))]  # the least recently used (dicts keep insertion order)
+    _cache[key] = points  # (re)inserted last: most recently used
     return points
 
 
