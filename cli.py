@@ -34,6 +34,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dcops.training.scheduler.search",
     "dcops.training.scheduler.ppo_commands",
     "dcops.training.scheduler.sft_commands",
+    "dcops.training.scheduler.grpo_compact_commands",
     "dcops.training.marl.commands",
     "dcops.training.queue.commands",
     "dcops.training.placement.commands",

@@ -1,0 +1,172 @@
+"""The GRPO stage on compact prompts: counterfactual returns (``dcops llm-counterfactual``) and the trainer
+(``dcops train-scheduler-grpo-compact``)."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+
+from dcops.training.scheduler.counterfactual import build_counterfactual_dataset, gain_of, load_rows
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cf_data")
+    manifest = build_counterfactual_dataset(out, 1, 1, progress=False)
+    return out, manifest
+
+
+def _replay(seed: int, change: tuple[int, str, str] | None) -> float:
+    """The episode's score with priority_threshold, one answer changed (window, request id, word), played from
+    reset without any copy: the check of the copies the data command branches from."""
+    import dcops
+    from dcops.agents.llm.compact import to_decision
+    from dcops.agents.schedulers import PriorityThresholdScheduler
+    from dcops.training.scheduler.teacher import scenario_env_kwargs
+
+    env = dcops.parallel_env(**scenario_env_kwargs(seed))
+    _, infos = env.reset(seed=seed)
+    teacher = PriorityThresholdScheduler()
+    while env.agents:
+        view = infos["scheduler"]["view"]
+        decisions = teacher.decide(view)
+        decisions = list(decisions.get("decisions", [])) if isinstance(decisions, dict) else list(decisions)
+        if change is not None and view["window"] == change[0]:
+            decisions = [d for d in decisions if d["request_id"] != change[1]] + [to_decision(change[1], change[2], view)]
+        _, _, _, _, infos = env.step({"scheduler": decisions})
+    return float(infos["scheduler"]["episode"]["score"])
+
+
+def test_q_is_the_episode_score_with_that_one_answer_changed(data):
+    """Q(teacher's answer) is the teacher's own episode score, and Q of a changed answer equals a replay from
+    reset with that answer changed (the branch copies leak nothing between branches); the manifest counts rows."""
+    out, manifest = data
+    rows = load_rows(out, "train")
+    assert manifest["splits"]["train"]["rows"] == len(rows) > 0
+    assert {r["seed"] for r in rows} == {1000}
+    factual = _replay(1000, None)
+    assert all(r["q"][r["teacher"]] == pytest.approx(factual, abs=1e-12) for r in rows)
+    assert manifest["splits"]["train"]["teacher_mean_score"] == pytest.approx(factual, abs=1e-12)
+    changed = [r for r in rows if gain_of(r) > 1e-6][:2] + [r for r in rows if gain_of(r) == 0 and len(set(r["q"].values())) > 1][:1]
+    assert changed
+    for row in changed:
+        for word in row["allowed"]:
+            if word != row["teacher"]:
+                assert row["q"][word] == pytest.approx(_replay(1000, (row["window"], row["request_id"], word)), abs=1e-12)
+    assert all(set(r["q"]) == set(r["allowed"]) and r["prompt"].endswith("Decision:") for r in rows)
+    assert all("DEFER" not in r["allowed"] for r in rows if r["window"] == 7)
+
+
+def test_a_rerun_replays_only_the_missing_seeds(data, monkeypatch):
+    from dcops.training.scheduler import counterfactual
+
+    out, _ = data
+    before = (out / "validation.jsonl").read_text()
+    (out / "shards" / "2000.jsonl").unlink()
+    played = []
+    original = counterfactual.counterfactual_episode
+    monkeypatch.setattr(counterfactual, "counterfactual_episode", lambda seed: played.append(seed) or original(seed))
+    build_counterfactual_dataset(out, 1, 1, progress=False)
+    assert played == [2000]
+    assert (out / "validation.jsonl").read_text() == before
+
+
+def _row(q: dict[str, float], teacher: str = "ACCEPT") -> dict:
+    return {"prompt": "x Decision:", "allowed": list(q), "teacher": teacher, "q": q}
+
+
+def test_advantages_are_centred_per_group_and_scaled_once_for_the_run():
+    from dcops.training.scheduler.grpo_compact import centred, default_advantage_scale, spread
+
+    a = _row({"ACCEPT": 0.2, "REJECT": 0.1, "DEFER": 0.3})
+    b = _row({"ACCEPT": 0.5, "REJECT": 0.5})
+    np.testing.assert_allclose(centred(a), [0.0, -0.1, 0.1], atol=1e-12)
+    np.testing.assert_allclose(centred(b), [0.0, 0.0])
+    assert spread(a) == pytest.approx(0.2) and spread(b) == 0
+    values = np.array([0.0, -0.1, 0.1, 0.0, 0.0])
+    assert default_advantage_scale([a, b]) == pytest.approx(values.std())
+    assert default_advantage_scale([b]) == 1.0
+
+
+def test_bad_settings_name_the_field():
+    from dcops.training.scheduler.grpo_compact import CompactGRPOConfig
+
+    for kwargs, field in (({"max_steps": 0}, "max_steps"), ({"learning_rate": 0.0}, "learning_rate"),
+                          ({"advantage_scale": -1.0}, "advantage_scale"), ({"batch_size": 0}, "batch_size")):
+        with pytest.raises(ValueError, match=field):
+            CompactGRPOConfig(**kwargs)
+
+
+def test_answer_logprobs_equal_the_schedulers_own_scores():
+    """The differentiable scores the trainer uses are the ``sft`` scheduler's log-likelihoods (its KV-cached
+    scorer), for two- and three-answer rows, batched together."""
+    import torch
+
+    from dcops.agents.llm.backends import CompactLoglikBackend
+    from dcops.agents.llm.model import tiny_model
+    from dcops.training.scheduler.grpo_compact import answer_logprobs, word_token_ids
+
+    model, tokenizer = tiny_model(seed=3)
+    rows = [_row({"ACCEPT": 0.0, "REJECT": 0.0, "DEFER": 0.0}) | {"prompt": "Rules: be brief.\nRequest r1 Decision:"},
+            _row({"ACCEPT": 0.0, "REJECT": 0.0}) | {"prompt": "Window 7 of 8. Request r2, priority HIGH. Decision:"}]
+    words = word_token_ids(tokenizer, ["ACCEPT", "REJECT", "DEFER"])
+    with torch.no_grad():
+        values = answer_logprobs(model, tokenizer, rows, words)
+    backend = CompactLoglikBackend(model, tokenizer)
+    for row, got in zip(rows, values, strict=True):
+        expected = backend.word_scores(row["prompt"], tuple(row["allowed"]))
+        np.testing.assert_allclose(got.numpy(), [expected[w] for w in row["allowed"]], rtol=1e-4, atol=1e-4)
+
+
+def test_training_moves_the_policy_towards_the_better_answer(tmp_path, monkeypatch):
+    """On rows where REJECT beats the teacher's ACCEPT (and DEFER) by a wide margin, a few steps raise
+    log π(REJECT) on them, and more than DEFER's, the log and summary are written, and a resumed run continues from the saved step."""
+    import torch
+    from peft import LoraConfig, get_peft_model
+
+    from dcops.agents.llm.model import tiny_model
+    from dcops.training.scheduler import grpo_compact
+    from dcops.training.scheduler.grpo_compact import (
+        CompactGRPOConfig,
+        answer_logprobs,
+        train_compact_grpo,
+        word_token_ids,
+    )
+
+    base, tokenizer = tiny_model(seed=1)
+    start = tmp_path / "start"
+    get_peft_model(copy.deepcopy(base), LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"],
+                                                   task_type="CAUSAL_LM")).save_pretrained(str(start))
+    data = tmp_path / "data"
+    data.mkdir()
+    rows = [_row({"ACCEPT": 0.10, "REJECT": 0.30, "DEFER": 0.10}) | {"prompt": f"Request r{i}, priority LOW. Decision:"}
+            for i in range(4)]
+    for split in ("train", "validation"):
+        (data / f"{split}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = CompactGRPOConfig(data=str(data), out=str(tmp_path / "run"), init_adapter=str(start), model="tiny",
+                               max_steps=6, batch_size=4, learning_rate=3e-3, kl_beta=0.01, save_steps=3,
+                               validation_rows=4, bf16=False)
+
+    def load(config, resume_adapter):
+        return grpo_compact._load_with(copy.deepcopy(base), tokenizer, config, resume_adapter)
+
+    monkeypatch.setattr(grpo_compact, "_load", load)  # the tiny base model, seeded
+    summary = train_compact_grpo(config)
+    assert summary["steps_done"] == 6
+    log = (tmp_path / "run" / "log.csv").read_text().splitlines()
+    assert log[0].split(",")[0] == "step" and len(log) == 7
+    model, _, _ = load(config, tmp_path / "run" / "adapter")
+    words = word_token_ids(tokenizer, ["ACCEPT", "REJECT", "DEFER"])
+    with torch.no_grad():
+        trained = torch.log_softmax(answer_logprobs(model, tokenizer, rows[:1], words)[0], 0)
+        model.set_adapter("reference")
+        initial = torch.log_softmax(answer_logprobs(model, tokenizer, rows[:1], words)[0], 0)
+    moved = (trained - initial).numpy()  # log π − log π_ref per answer: ACCEPT, REJECT, DEFER
+    assert moved[1] > 0.3 and moved[1] > moved[2] + 0.3 and moved[0] <= 1e-6
+    assert summary["validation_after"]["mean_gain_over_teacher"] >= summary["validation_before"]["mean_gain_over_teacher"]
+    resumed = train_compact_grpo(CompactGRPOConfig(**{**config.__dict__, "max_steps": 8}), resume=True)
+    assert resumed["steps_done"] == 8
+    assert len((tmp_path / "run" / "log.csv").read_text().splitlines()) == 9
