@@ -58,15 +58,15 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SPEC",
         help="add a scheduler: 'module:callable' (returns an object with decide(view)), an http(s) "
         "URL (POST the view as JSON, answer {'decisions': [...]}) or 'llm:constrained', 'llm:fewshot', "
-        "'llm:grpo', 'llm:sft' (shipped adapters) or 'llm:grpo@<adapter dir>', 'llm:sft@<adapter dir>' (slow: use "
-        "few workers); repeatable",
+        "'llm:grpo', 'llm:sft', 'llm:sft_grpo' (shipped adapters) or 'llm:<one of those>@<adapter dir>' (slow: "
+        "use few workers); repeatable",
     )
     parser.add_argument(
         "--llm-model",
         default=None,
         metavar="NAME",
         help="base model of the llm: schedulers: gemma (default), a local model folder or a Hugging Face id "
-        "already in the local cache (nothing is downloaded); grpo and sft then need @<adapter dir>",
+        "already in the local cache (nothing is downloaded); grpo, sft and sft_grpo then need @<adapter dir>",
     )
     parser.add_argument("--mixes", default=None, help="comma-separated team mixes (default: all)")
     parser.add_argument("--conditions", default=None, help="comma-separated conditions (default: all)")
@@ -140,7 +140,7 @@ def _run_matrix(args: argparse.Namespace) -> int:
             resolve_model(model)
         except ValueError as error:
             raise SystemExit(f"--llm-model (or ${MODEL_VARIABLE}): {error}") from None
-        bare = [n for n in schedulers if model != "gemma" and n in ("llm:grpo", "llm:sft")]
+        bare = [n for n in schedulers if model != "gemma" and n in ("llm:grpo", "llm:sft", "llm:sft_grpo")]
         if bare:
             raise SystemExit(f"--llm-model: {', '.join(bare)} on {model!r} need @<adapter dir> (the shipped "
                              "adapters are Gemma's)")

@@ -11,8 +11,9 @@ A scheduler is named by one of:
   (``dcops train-scheduler-ppo`` writes ``ppo_scheduler.npz`` and the cloned-only ``bc_scheduler.npz``). Opt-in:
   not among the default rows;
 - ``hindsight_bound``: the MILP upper bound row (``dcops.cluster.hindsight``; not a policy, see ``runner``);
-- ``llm:<mode>`` with mode ``constrained``, ``fewshot``, ``grpo`` or ``sft`` (the shipped adapters), or
-  ``llm:grpo@<adapter dir>`` / ``llm:sft@<adapter dir>``: the language-model
+- ``llm:<mode>`` with mode ``constrained``, ``fewshot``, ``grpo``, ``sft`` or ``sft_grpo`` (the shipped
+  adapters), or ``llm:grpo@<adapter dir>`` / ``llm:sft@<adapter dir>`` / ``llm:sft_grpo@<adapter dir>``: the
+  language-model
   scheduler, ``dcops.agents.llm.scheduler.make_llm_scheduler(mode[, adapter=dir])`` (opt-in: slow; one model
   per worker process, so use few ``--workers``);
 - ``module:callable``: a user policy; ``callable()`` returns an object with ``decide(view) -> decisions``;
@@ -38,8 +39,8 @@ from typing import Any
 
 from dcops.evaluation.matrix import BOUND
 
-LLM_MODES = ("constrained", "fewshot", "grpo", "sft")
-ADAPTER_MODES = ("grpo", "sft")
+LLM_MODES = ("constrained", "fewshot", "grpo", "sft", "sft_grpo")
+ADAPTER_MODES = ("grpo", "sft", "sft_grpo")
 """The LLM modes that load a LoRA adapter (``llm:<mode>@<adapter dir>``)."""
 
 
@@ -78,8 +79,8 @@ def validate_scheduler(name: str) -> str:
             raise ValueError(f"scheduler {name!r}: LLM mode must be one of {LLM_MODES}")
         if adapter and mode not in ADAPTER_MODES:
             raise ValueError(
-                f"scheduler {name!r}: only 'llm:grpo[@<adapter dir>]' and 'llm:sft[@<adapter dir>]' take an "
-                "adapter; other modes take none"
+                f"scheduler {name!r}: only {', '.join(f'llm:{m}[@<adapter dir>]' for m in ADAPTER_MODES)} take "
+                "an adapter; other modes take none"
             )
         return name
     module, sep, attr = name.partition(":")
@@ -94,7 +95,7 @@ def validate_scheduler(name: str) -> str:
 
 def policy_digest(name: str) -> str:
     """SHA-256 (hex) of what a trained scheduler's cells depend on beyond its name: a learned scheduler's weights
-    file (``ppo``: the shipped ``.npz``; ``ppo@file``: that file) and ``llm:grpo``'s or ``llm:sft``'s LoRA adapter
+    file (``ppo``: the shipped ``.npz``; ``ppo@file``: that file) and an adapter mode's (``llm:grpo``, ``llm:sft``, ``llm:sft_grpo``) LoRA adapter
     directory (every file, by relative name and bytes; the adapter ``make_llm_scheduler`` would load), and, for
     every ``llm:`` mode, the base model when ``$DCOPS_LLM_MODEL`` (``dcops eval --llm-model``) names one other than
     ``gemma`` (what the name resolves to: folder, cached revision). Empty for every other scheduler: the

@@ -5,7 +5,7 @@
 the constrained backend's (valid by construction, and checked anyway), so what reaches the environment is always
 exactly one valid decision per pending request; unusable answers get the documented default and are counted.
 
-:func:`make_llm_scheduler` builds the five modes:
+:func:`make_llm_scheduler` builds the six modes:
 
 - ``"fewshot"``: free greedy generation by a local transformers model (default: the offline Gemma 3 270M base
   model) from the few-shot prompt, parsed strictly;
@@ -18,6 +18,9 @@ exactly one valid decision per pending request; unusable answers get the documen
   log-likelihood of the one-word answers (:class:`dcops.agents.llm.backends.CompactLoglikBackend`; valid by
   construction), with the LoRA adapter of ``dcops train-scheduler-sft`` applied: ``adapter=``, else
   ``$DCOPS_LLM_SFT_ADAPTER``, else the shipped :data:`SHIPPED_SFT_ADAPTER`;
+- ``"sft_grpo"``: ``"sft"``'s compact prompts and log-likelihood choice with the adapter of ``dcops
+  train-scheduler-grpo-compact`` (GRPO from the SFT adapter, rewarded by episode returns): ``adapter=``, else
+  ``$DCOPS_LLM_SFT_GRPO_ADAPTER``, else the shipped :data:`SHIPPED_SFT_GRPO_ADAPTER`;
 - ``"openai"``: an OpenAI-compatible HTTP server (``base_url=``, ``model=``; vLLM, llama.cpp server, hosted
   APIs), with JSON-schema constrained output where the server supports it.
 
@@ -36,7 +39,7 @@ from dcops.agents.llm.backends import Backend
 from dcops.agents.llm.parser import ParseResult, parse_decisions
 from dcops.agents.llm.prompt import build_prompt
 
-MODES = ("fewshot", "constrained", "grpo", "sft", "openai")
+MODES = ("fewshot", "constrained", "grpo", "sft", "sft_grpo", "openai")
 
 SHIPPED_ADAPTER = Path(__file__).resolve().parent / "adapters" / "grpo_gemma"
 """The LoRA adapter for the Gemma 3 270M model shipped with the package (``dcops train-scheduler`` output; its
@@ -44,8 +47,14 @@ provenance is ``reports/llm/grpo_training.md``)."""
 SHIPPED_SFT_ADAPTER = Path(__file__).resolve().parent / "adapters" / "sft_gemma"
 """The ``sft`` mode's LoRA adapter for Gemma 3 270M (``dcops train-scheduler-sft`` output; its recipe and curve
 are in ``reports/llm/sft/``)."""
-ADAPTER_VARIABLES = {"grpo": "DCOPS_LLM_ADAPTER", "sft": "DCOPS_LLM_SFT_ADAPTER"}
-SHIPPED_ADAPTERS = {"grpo": SHIPPED_ADAPTER, "sft": SHIPPED_SFT_ADAPTER}
+SHIPPED_SFT_GRPO_ADAPTER = Path(__file__).resolve().parent / "adapters" / "sft_grpo_gemma"
+"""The ``sft_grpo`` mode's LoRA adapter for Gemma 3 270M (``dcops train-scheduler-grpo-compact`` output, started
+from :data:`SHIPPED_SFT_ADAPTER`; its recipe and curve are in ``reports/llm/grpo_compact/``)."""
+ADAPTER_VARIABLES = {"grpo": "DCOPS_LLM_ADAPTER", "sft": "DCOPS_LLM_SFT_ADAPTER",
+                     "sft_grpo": "DCOPS_LLM_SFT_GRPO_ADAPTER"}
+SHIPPED_ADAPTERS = {"grpo": SHIPPED_ADAPTER, "sft": SHIPPED_SFT_ADAPTER, "sft_grpo": SHIPPED_SFT_GRPO_ADAPTER}
+COMPACT_MODES = ("sft", "sft_grpo")
+"""The modes that decide from compact per-request prompts by log-likelihood (:mod:`dcops.agents.llm.compact`)."""
 
 
 @dataclass
@@ -145,6 +154,7 @@ def make_llm_scheduler(mode: str, **kwargs: Any) -> LLMScheduler:
       ``fewshot``/``grpo``: ``tokens_per_request`` (generation budget); ``grpo``: ``adapter`` (default
       ``$DCOPS_LLM_ADAPTER``, else :data:`SHIPPED_ADAPTER`, which is for the Gemma model only); ``sft``:
       ``adapter`` (default ``$DCOPS_LLM_SFT_ADAPTER``, else :data:`SHIPPED_SFT_ADAPTER`, Gemma only);
+      ``sft_grpo``: ``adapter`` (default ``$DCOPS_LLM_SFT_GRPO_ADAPTER``, else :data:`SHIPPED_SFT_GRPO_ADAPTER`);
       ``constrained``: ``chunk`` (sequences per scoring batch);
     - ``openai``: ``base_url`` and ``model`` (required), ``api_key``, ``json_schema``, ``temperature``,
       ``timeout_s``.
@@ -172,13 +182,13 @@ def make_llm_scheduler(mode: str, **kwargs: Any) -> LLMScheduler:
                              "Gemma 3 270M model)")
         adapter = str(SHIPPED_ADAPTERS[mode])
     if mode not in SHIPPED_ADAPTERS and adapter:
-        raise ValueError(f"adapter= is only for modes 'grpo' and 'sft', not {mode!r}")
+        raise ValueError(f"adapter= is only for modes {', '.join(map(repr, SHIPPED_ADAPTERS))}, not {mode!r}")
     model, tokenizer = _local_model(kwargs)
-    if mode == "sft":
+    if mode in COMPACT_MODES:
         if kwargs:
-            raise ValueError(f"mode 'sft' takes no {', '.join(sorted(kwargs))}=")
+            raise ValueError(f"mode {mode!r} takes no {', '.join(sorted(kwargs))}=")
         return LLMScheduler(backends.CompactLoglikBackend(backends.with_adapter(model, adapter), tokenizer),
-                            few_shot=few_shot, mask=True, compact=True, name="llm_sft")
+                            few_shot=few_shot, mask=True, compact=True, name=f"llm_{mode}")
     if mode == "constrained":
         return LLMScheduler(backends.LoglikBackend(model, tokenizer, **kwargs), few_shot=few_shot, mask=mask,
                             name="llm_constrained")

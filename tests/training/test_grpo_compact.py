@@ -91,11 +91,39 @@ def test_advantages_are_centred_per_group_and_scaled_once_for_the_run():
     assert default_advantage_scale([b]) == 1.0
 
 
+def test_the_target_maximises_the_kl_leashed_advantage_over_the_group():
+    """π* = argmax Σ π Â − β KL(π ‖ π_ref) over the simplex: no random distribution scores higher, and an answer
+    overtakes the reference's favourite exactly when its advantage gap beats β times the log-odds."""
+    import torch
+
+    from dcops.training.scheduler.grpo_compact import mirror_target
+
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        ref = torch.log_softmax(torch.tensor(rng.normal(0, 4, 3)), 0)
+        adv, beta = rng.normal(0, 1, 3), float(rng.uniform(0.05, 2.0))
+        target = mirror_target(ref, adv, beta)
+
+        def value(p):
+            p = torch.as_tensor(p, dtype=torch.float64)
+            return float((p * torch.as_tensor(adv)).sum() - beta * (p * (p.log() - ref)).sum())
+
+        best = value(target)
+        for p in rng.dirichlet(np.ones(3), 200):
+            assert value(p) <= best + 1e-9
+    ref = torch.log(torch.tensor([1 - 2e-4, 1e-4, 1e-4], dtype=torch.float64))
+    log_odds = float(ref[0] - ref[1])
+    for gap, flips in ((0.1 * log_odds - 0.05, False), (0.1 * log_odds + 0.05, True)):
+        target = mirror_target(ref, np.array([0.0, gap, -1.0]), 0.1)
+        assert (int(target.argmax()) == 1) is flips
+
+
 def test_bad_settings_name_the_field():
     from dcops.training.scheduler.grpo_compact import CompactGRPOConfig
 
     for kwargs, field in (({"max_steps": 0}, "max_steps"), ({"learning_rate": 0.0}, "learning_rate"),
-                          ({"advantage_scale": -1.0}, "advantage_scale"), ({"batch_size": 0}, "batch_size")):
+                          ({"advantage_scale": -1.0}, "advantage_scale"), ({"batch_size": 0}, "batch_size"),
+                          ({"kl_beta": 0.0}, "kl_beta")):
         with pytest.raises(ValueError, match=field):
             CompactGRPOConfig(**kwargs)
 

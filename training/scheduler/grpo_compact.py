@@ -13,23 +13,32 @@ that one answer is changed and the teacher plays on: an episode-level return cre
 every window the change touches.
 
 **Objective**, per prompt with allowed answers ``A`` (two or three words) and the policy
-``π(a) = softmax_A(log p(" " + a | prompt))`` (the ``sft`` scheduler's own choice is ``argmax π``)::
+``π(a) = softmax_A(log p(" " + a | prompt))`` (the ``sft`` scheduler's own choice is ``argmax π``). GRPO
+maximises the group-relative advantage under a KL leash to the reference policy::
 
-    Â(a) = (Q(a) − mean_A Q) / advantage_scale              # group-relative; no per-group std (see below)
-    loss = −(1/|A|) Σ_A Â(a) log π(a)  +  kl_beta · KL(π ‖ π_ref)
+    maximise  Σ_A π(a) Â(a) − kl_beta · KL(π ‖ π_ref),    Â(a) = (Q(a) − mean_A Q) / advantage_scale
 
-``π_ref`` is the starting (SFT) adapter, kept frozen beside the trained one, and the KL is exact over ``A``.
+``π_ref`` is the starting (SFT) adapter, kept frozen beside the trained one. With the group enumerated, this
+objective's maximiser is known in closed form for each prompt, ``π*(a) ∝ π_ref(a) exp(Â(a) / kl_beta)``, and the
+adapter is fitted to it by cross-entropy, ``loss = −Σ_A π*(a) log π(a)`` (the policy-mirror-descent form of the
+same objective, as in MPO and AWR). Two things measured on the first run decided this form. The sampled or
+π-weighted policy gradient ``Σ π(a) Â(a) ∇log π(a)`` vanishes under the saturated SFT policy (the other answers'
+probabilities are below 1e-4); and weighting every answer equally instead (``Σ Â(a) log π(a) / |A|``) is
+unbounded below: it pays for pushing the worse answers' log-probabilities to −∞, and in three steps made the
+teacher's probability go from 0.99987 to 0.999996 instead of moving any answer towards a better one. The target
+``π*`` is bounded, and moves an answer only where its advantage outweighs the reference's confidence: the
+answer flips when ``Â(b) − Â(teacher) > kl_beta · log(π_ref(teacher) / π_ref(b))``.
+
 GRPO divides each group's advantages by the group's standard deviation; here a request whose answers differ by
 1e-5 of score would then pull as hard as one where they differ by 0.05, so the advantages are divided by one
 scale for the whole run instead (the standard deviation of the centred ``Q`` over the training rows, as in
-Dr. GRPO, Liu et al. 2025). Every answer of the group is weighted equally (``1/|A|``), not by ``π``: under the
-saturated SFT policy the on-policy weights of the other answers are below 0.01 and the gradient would vanish;
-the equal weights are the forced exploration. Requests whose answers all score within ``min_spread`` are
-skipped (nothing to learn).
+Dr. GRPO, Liu et al. 2025). Requests whose answers all score within ``min_spread`` are skipped (nothing to
+learn).
 
 **Outputs** (``--out``): ``adapter/`` (the trained LoRA adapter, rewritten every ``save_steps`` with a ``STEP``
 file; ``--resume`` continues from it and ``state.pt``, the optimiser and step), ``log.csv`` (per step: loss,
-policy-gradient and KL terms, mean entropy of ``π``, mean probability of the teacher's answer, agreement of
+the share of the batch whose target ``π*`` prefers another answer than the teacher's, ``KL(π ‖ π_ref)``, mean
+entropy of ``π``, mean probability of the teacher's answer, agreement of
 ``argmax π`` with ``argmax Q``, the expected one-step gain ``Σ π Q − Q(teacher)`` on the batch, seconds),
 ``config.json`` and ``summary.json`` (validation before and after on rows of seeds 2000 on: agreement with the
 best answer, mean gain of the chosen answer over the teacher's, regret against the best).
@@ -49,7 +58,7 @@ import numpy as np
 
 from dcops.training.scheduler.counterfactual import load_rows
 
-LOG_COLUMNS = ("step", "loss", "policy_gradient", "kl", "entropy", "teacher_probability", "best_agreement",
+LOG_COLUMNS = ("step", "loss", "target_flips", "kl", "entropy", "teacher_probability", "best_agreement",
                "expected_gain", "learning_rate", "wall_s")
 
 
@@ -68,7 +77,8 @@ class CompactGRPOConfig:
     """Prompts per step (each with its two or three answers)."""
     learning_rate: float = 5e-5
     warmup_steps: int = 5
-    kl_beta: float = 0.05
+    kl_beta: float = 0.1
+    """The KL leash (in advantage-scale units): the target is ``π_ref exp(Â / kl_beta)``, renormalised."""
     advantage_scale: float | None = None
     """Divides ``Q − mean Q``; default the standard deviation of the centred Q over the training rows."""
     min_spread: float = 1e-4
@@ -86,8 +96,10 @@ class CompactGRPOConfig:
                 raise ValueError(f"{name}: must be >= 1, got {getattr(self, name)}")
         if self.learning_rate <= 0:
             raise ValueError(f"learning_rate: must be > 0, got {self.learning_rate}")
-        if self.kl_beta < 0 or self.min_spread < 0 or self.validation_rows < 0:
-            raise ValueError("kl_beta, min_spread and validation_rows must be >= 0")
+        if self.kl_beta <= 0:
+            raise ValueError(f"kl_beta: must be > 0, got {self.kl_beta}")
+        if self.min_spread < 0 or self.validation_rows < 0:
+            raise ValueError("min_spread and validation_rows must be >= 0")
         if self.advantage_scale is not None and self.advantage_scale <= 0:
             raise ValueError(f"advantage_scale: must be > 0, got {self.advantage_scale}")
 
@@ -101,6 +113,15 @@ def centred(row: dict[str, Any]) -> np.ndarray:
     """``Q(a) − mean Q`` over the row's allowed answers, in their order."""
     q = np.array([row["q"][w] for w in row["allowed"]], dtype=np.float64)
     return q - q.mean()
+
+
+def mirror_target(reference_logp: Any, advantage: np.ndarray, kl_beta: float) -> Any:
+    """``π*(a) ∝ π_ref(a) exp(Â(a) / kl_beta)``: the maximiser of ``Σ π Â − kl_beta KL(π ‖ π_ref)`` over the
+    group (module docstring); ``reference_logp`` are ``log π_ref`` (a tensor), ``advantage`` ``Â``."""
+    import torch
+
+    shift = torch.as_tensor(advantage / kl_beta, dtype=reference_logp.dtype, device=reference_logp.device)
+    return torch.softmax(reference_logp + shift, 0)
 
 
 def default_advantage_scale(rows: list[dict[str, Any]]) -> float:
@@ -288,20 +309,19 @@ def train_compact_grpo(config: CompactGRPOConfig, resume: bool = False) -> dict[
         lr = config.learning_rate * min(1.0, (step + 1) / max(config.warmup_steps, 1))
         for group in optimizer.param_groups:
             group["lr"] = lr
-        losses, pgs, kls, entropies, teacher_p, agree, gains = [], [], [], [], [], [], []
+        losses, flips, kls, entropies, teacher_p, agree, gains = [], [], [], [], [], [], []
         for row, values, ref in zip(batch, raw, reference, strict=True):
             logpi = torch.log_softmax(values.float(), 0)
-            pi = logpi.exp()
-            advantage = torch.tensor(centred(row) / scale, dtype=logpi.dtype, device=logpi.device)
-            pg = -(advantage * logpi).mean()
-            kl = (pi * (logpi - ref)).sum()
-            losses.append(pg + config.kl_beta * kl)
-            pgs.append(float(pg.detach()))
-            kls.append(float(kl.detach()))
-            entropies.append(float(-(pi * logpi).sum().detach()))
+            target = mirror_target(ref, centred(row) / scale, config.kl_beta)
+            losses.append(-(target * logpi).sum())
+            pi = logpi.detach().exp()
+            teacher = row["allowed"].index(row["teacher"])
+            flips.append(float(int(target.argmax()) != teacher))
+            kls.append(float((pi * (logpi.detach() - ref)).sum()))
+            entropies.append(float(-(pi * logpi.detach()).sum()))
             q = np.array([row["q"][w] for w in row["allowed"]])
-            p = pi.detach().cpu().numpy()
-            teacher_p.append(float(p[row["allowed"].index(row["teacher"])]))
+            p = pi.cpu().numpy()
+            teacher_p.append(float(p[teacher]))
             agree.append(float(q[int(p.argmax())] >= q.max() - 1e-12))
             gains.append(float(p @ q - row["q"][row["teacher"]]))
         loss = torch.stack(losses).mean()
@@ -310,7 +330,7 @@ def train_compact_grpo(config: CompactGRPOConfig, resume: bool = False) -> dict[
         optimizer.step()
         step += 1
         with log_path.open("a", newline="") as f:
-            csv.writer(f).writerow([step, f"{float(loss.detach()):.6g}", f"{np.mean(pgs):.6g}", f"{np.mean(kls):.6g}",
+            csv.writer(f).writerow([step, f"{float(loss.detach()):.6g}", f"{np.mean(flips):.4g}", f"{np.mean(kls):.6g}",
                                     f"{np.mean(entropies):.6g}", f"{np.mean(teacher_p):.6g}",
                                     f"{np.mean(agree):.4g}", f"{np.mean(gains):.6g}", f"{lr:.3g}",
                                     round(time.monotonic() - t0, 2)])
