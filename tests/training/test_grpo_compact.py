@@ -198,3 +198,27 @@ def test_training_moves_the_policy_towards_the_better_answer(tmp_path, monkeypat
     resumed = train_compact_grpo(CompactGRPOConfig(**{**config.__dict__, "max_steps": 8}), resume=True)
     assert resumed["steps_done"] == 8
     assert len((tmp_path / "run" / "log.csv").read_text().splitlines()) == 9
+    from dcops.training.scheduler.grpo_compact_report import write_grpo_compact_report
+
+    png, md = write_grpo_compact_report(tmp_path / "run", tmp_path / "report", command="dcops x --model tiny",
+                                        evaluation="## Episodes\n\nrow\n")
+    text = md.read_text()
+    assert png.stat().st_size > 1000 and "`dcops x --model tiny`" in text and text.rstrip().endswith("row")
+    after = resumed["validation_after"]
+    assert f"| after GRPO | 4 | {after['best_agreement']:.3f} |" in text
+    assert "Steps logged: 8" in text
+
+
+def test_the_command_refuses_bad_options_before_any_work(tmp_path):
+    from dcops.cli import main
+
+    with pytest.raises(SystemExit, match="kl_beta"):
+        main(["train-scheduler-grpo-compact", "--data", str(tmp_path), "--kl-beta", "0", "--model", "tiny"])
+    with pytest.raises(SystemExit, match="--resume: no adapter/"):
+        main(["train-scheduler-grpo-compact", "--data", str(tmp_path), "--out", str(tmp_path / "run"), "--resume",
+              "--model", "tiny"])
+    with pytest.raises(SystemExit, match="--install is for the gemma model"):
+        main(["train-scheduler-grpo-compact", "--data", str(tmp_path), "--install", "--model", "tiny"])
+    with pytest.raises(SystemExit, match="--plot-only: .*no log here"):
+        main(["train-scheduler-grpo-compact", "--plot-only", str(tmp_path / "none")])
+    assert not (tmp_path / "run").exists()

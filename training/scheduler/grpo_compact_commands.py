@@ -7,7 +7,8 @@ The published run (``reports/llm/grpo_compact/README.md`` records its outputs)::
 
     dcops llm-counterfactual --seeds 200 --validation-seeds 20 --out runs/llm_counterfactual
     dcops train-scheduler-grpo-compact --data runs/llm_counterfactual --out runs/llm_grpo_compact \
-        --max-steps 150 --bf16 true
+        --max-steps 150 --learning-rate 1e-4 --kl-beta 0.1 --bf16 true --max-minutes 55 --install
+    dcops train-scheduler-grpo-compact --plot-only runs/llm_grpo_compact --command "..." --evaluation EVAL.md
 
 Only argparse runs at import; torch, transformers and peft are imported inside ``run``.
 """
@@ -64,21 +65,64 @@ def _train_arguments(parser: argparse.ArgumentParser) -> None:
         kind = types.get(f.name, type(value))
         p(f"--{f.name.replace('_', '-')}", type=kind, default=value, help=f"default {value}")
     p("--resume", action="store_true", help="continue from --out's adapter/ and state.pt")
+    p("--plot-only", type=Path, default=None, metavar="RUN_DIR",
+      help="write the curve and Markdown report of RUN_DIR (no training)")
+    p("--report-dir", type=Path, default=None,
+      help="where the curve and report go (default reports/llm/grpo_compact with --plot-only, else the run folder)")
+    p("--command", default=None, help="training command to quote in the report (with --plot-only)")
+    p("--evaluation", type=Path, default=None, metavar="MARKDOWN",
+      help="a Markdown file of episode-level results to append to the report (with --plot-only)")
+    p("--install", action="store_true",
+      help="also copy the adapter (weights, config, STEP) into the package: agents/llm/adapters/sft_grpo_gemma "
+      "(the sft_grpo mode's; gemma only)")
 
 
 def _train_run(args: argparse.Namespace) -> int:
     import json
+    import shlex
+    import shutil
+    import sys
 
+    from dcops.agents.llm.model import resolve_model
     from dcops.training.scheduler.grpo_compact import CompactGRPOConfig, train_compact_grpo
+    from dcops.training.scheduler.grpo_compact_report import write_grpo_compact_report
 
-    try:
+    name = "dcops train-scheduler-grpo-compact"
+    if args.plot_only is not None:
+        try:
+            evaluation = args.evaluation.read_text(encoding="utf-8") if args.evaluation else ""
+            png, md = write_grpo_compact_report(args.plot_only, args.report_dir or Path("reports/llm/grpo_compact"),
+                                                command=args.command or "", evaluation=evaluation)
+        except (FileNotFoundError, ValueError) as error:
+            raise SystemExit(f"{name}: --plot-only: {error}") from None
+        print(f"wrote {png} and {md}")
+        return 0
+    try:  # refused before any work, naming the option
         config = CompactGRPOConfig(**{f.name: getattr(args, f.name) for f in fields(CompactGRPOConfig)})
+        resolve_model(config.model)
+    except ValueError as error:
+        raise SystemExit(f"{name}: {error}") from None
+    if args.install and config.model != "gemma":
+        raise SystemExit(f"{name}: --install is for the gemma model (the shipped adapter's base)")
+    if args.resume and not (Path(config.out) / "adapter" / "adapter_config.json").exists():
+        raise SystemExit(f"{name}: --resume: no adapter/ in {config.out}")
+    try:
         summary = train_compact_grpo(config, resume=args.resume)
     except (ValueError, FileNotFoundError) as error:
-        raise SystemExit(f"dcops train-scheduler-grpo-compact: {error}") from None
+        raise SystemExit(f"{name}: {error}") from None
+    command = "dcops " + shlex.join(sys.argv[1:]) if sys.argv[1:] else ""
+    png, md = write_grpo_compact_report(config.out, args.report_dir or config.out, command=command)
     print(json.dumps({k: summary[k] for k in ("steps_done", "wall_s", "validation_before", "validation_after")},
                      indent=2))
-    print(f"wrote {args.out}/summary.json")
+    print(f"wrote {config.out}/summary.json, {png} and {md}")
+    if args.install:
+        from dcops.agents.llm.scheduler import SHIPPED_SFT_GRPO_ADAPTER
+
+        SHIPPED_SFT_GRPO_ADAPTER.mkdir(parents=True, exist_ok=True)
+        for file in ("adapter_config.json", "adapter_model.safetensors", "STEP"):
+            shutil.copyfile(Path(config.out) / "adapter" / file, SHIPPED_SFT_GRPO_ADAPTER / file)
+        print(f"installed into {SHIPPED_SFT_GRPO_ADAPTER}")
+    print(f"use it: make_llm_scheduler('sft_grpo', adapter='{config.out}/adapter')")
     return 0
 
 

@@ -146,15 +146,16 @@ def _tiny_adapter(tiny, folder) -> str:
     return str(folder)
 
 
-def test_the_sft_scheduler_answers_every_request_validly_in_order(views, tiny, tmp_path):
+@pytest.mark.parametrize("mode", ["sft", "sft_grpo"])
+def test_the_sft_scheduler_answers_every_request_validly_in_order(views, tiny, tmp_path, mode):
     pytest.importorskip("peft")
     from dcops.agents.llm.scheduler import make_llm_scheduler
     from dcops.cluster.decisions import resolve_structured
 
     model, tokenizer = tiny
-    scheduler = make_llm_scheduler("sft", model=copy.deepcopy(model), tokenizer=tokenizer,
+    scheduler = make_llm_scheduler(mode, model=copy.deepcopy(model), tokenizer=tokenizer,
                                    adapter=_tiny_adapter(tiny, tmp_path / "adapter"))
-    assert scheduler.compact and scheduler.name == "llm_sft"
+    assert scheduler.compact and scheduler.name == f"llm_{mode}"
     for view in [v for v in views if v["pending"]][:3] + [v for v in views if v["window"] == 7 and v["pending"]][:1]:
         decisions = scheduler.decide(view)
         ids = [r["request_id"] for r in view["pending"]]
@@ -211,7 +212,9 @@ def test_sft_mode_needs_an_adapter_for_a_model_of_ones_own(tiny):
     model, tokenizer = tiny
     with pytest.raises(ValueError, match="adapter="):
         make_llm_scheduler("sft", model=model, tokenizer=tokenizer)
-    with pytest.raises(ValueError, match="only for modes 'grpo' and 'sft'"):
+    with pytest.raises(ValueError, match="adapter="):
+        make_llm_scheduler("sft_grpo", model=model, tokenizer=tokenizer)
+    with pytest.raises(ValueError, match="only for modes 'grpo', 'sft', 'sft_grpo'"):
         make_llm_scheduler("constrained", model=model, tokenizer=tokenizer, adapter="x")
     with pytest.raises(FileNotFoundError, match="adapter_config.json"):
         make_llm_scheduler("sft", model=model, tokenizer=tokenizer, adapter="/nonexistent/adapter")
@@ -222,6 +225,7 @@ def test_evaluation_names_and_digests_of_the_sft_scheduler(tiny, tmp_path):
 
     assert validate_scheduler("llm:sft") == "llm:sft"
     assert validate_scheduler("llm:sft@some/dir") == "llm:sft@some/dir"
+    assert validate_scheduler("llm:sft_grpo@some/dir") == "llm:sft_grpo@some/dir"
     with pytest.raises(ValueError, match="take an adapter"):
         validate_scheduler("llm:constrained@some/dir")
     folder = tmp_path / "adapter"
@@ -230,6 +234,7 @@ def test_evaluation_names_and_digests_of_the_sft_scheduler(tiny, tmp_path):
     assert len(first) == 64
     (folder / "STEP").write_text("7\n")
     assert policy_digest(f"llm:sft@{folder}") != first
+    assert policy_digest(f"llm:sft_grpo@{folder}") == policy_digest(f"llm:sft@{folder}")  # the adapter's bytes
     with pytest.raises(ValueError, match="no such directory"):
         policy_digest(f"llm:sft@{tmp_path / 'missing'}")
 
