@@ -222,3 +222,43 @@ def test_the_command_refuses_bad_options_before_any_work(tmp_path):
     with pytest.raises(SystemExit, match="--plot-only: .*no log here"):
         main(["train-scheduler-grpo-compact", "--plot-only", str(tmp_path / "none")])
     assert not (tmp_path / "run").exists()
+
+
+def test_micro_batches_change_the_memory_not_the_step(tmp_path, monkeypatch):
+    """One step over 4 prompts in micro-batches of 1 and in one pass of 4 moves the adapter to the same weights."""
+    from peft import LoraConfig, get_peft_model
+    from safetensors.numpy import load_file
+
+    from dcops.agents.llm.model import tiny_model
+    from dcops.training.scheduler import grpo_compact
+    from dcops.training.scheduler.grpo_compact import CompactGRPOConfig, train_compact_grpo
+
+    base, tokenizer = tiny_model(seed=2)
+    start = tmp_path / "start"
+    get_peft_model(copy.deepcopy(base), LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"],
+                                                   init_lora_weights=False, task_type="CAUSAL_LM")
+                   ).save_pretrained(str(start))
+    data = tmp_path / "data"
+    data.mkdir()
+    rows = [_row({"ACCEPT": 0.1 * i, "REJECT": 0.3, "DEFER": 0.05 * i}) | {"prompt": f"Request r{i}. Decision:"}
+            for i in range(4)]
+    (data / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (data / "validation.jsonl").write_text("")
+    monkeypatch.setattr(grpo_compact, "_load", lambda config, resume: grpo_compact._load_with(
+        copy.deepcopy(base), tokenizer, config, resume))
+    weights, losses = [], []
+    for micro in (1, 4):
+        out = tmp_path / f"run{micro}"
+        train_compact_grpo(CompactGRPOConfig(data=str(data), out=str(out), init_adapter=str(start), model="tiny",
+                                             max_steps=1, batch_size=4, micro_batch=micro, learning_rate=1e-2,
+                                             warmup_steps=1, validation_rows=0, bf16=False))
+        weights.append(load_file(str(out / "adapter" / "adapter_model.safetensors")))
+        losses.append(float((out / "log.csv").read_text().splitlines()[1].split(",")[1]))
+    assert losses[0] == pytest.approx(losses[1], rel=1e-5)  # the batch mean, however it is split
+    before = load_file(str(start / "adapter_model.safetensors"))
+    assert weights[0].keys() == weights[1].keys() == before.keys()
+    moved = 0.0
+    for key in before:
+        np.testing.assert_allclose(weights[0][key], weights[1][key], rtol=1e-4, atol=1e-6)
+        moved = max(moved, float(np.abs(weights[0][key] - before[key]).max()))
+    assert moved > 1e-3

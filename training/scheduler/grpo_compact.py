@@ -39,7 +39,8 @@ learn).
 file; ``--resume`` continues from it and ``state.pt``, the optimiser and step), ``log.csv`` (per step: loss,
 the share of the batch whose target ``π*`` prefers another answer than the teacher's, ``KL(π ‖ π_ref)``, mean
 entropy of ``π``, mean probability of the teacher's answer, agreement of
-``argmax π`` with ``argmax Q``, the expected one-step gain ``Σ π Q − Q(teacher)`` on the batch, seconds),
+``argmax π`` with ``argmax Q``, the expected one-step gain ``Σ π Q − Q(teacher)`` on the batch, learning rate, the gradient norm before
+clipping, seconds),
 ``config.json`` and ``summary.json`` (validation before and after on rows of seeds 2000 on: agreement with the
 best answer, mean gain of the chosen answer over the teacher's, regret against the best).
 """
@@ -59,7 +60,7 @@ import numpy as np
 from dcops.training.scheduler.counterfactual import load_rows
 
 LOG_COLUMNS = ("step", "loss", "target_flips", "kl", "entropy", "teacher_probability", "best_agreement",
-               "expected_gain", "learning_rate", "wall_s")
+               "expected_gain", "learning_rate", "grad_norm", "wall_s")
 
 
 @dataclass
@@ -75,8 +76,13 @@ class CompactGRPOConfig:
     max_steps: int = 150
     batch_size: int = 8
     """Prompts per step (each with its two or three answers)."""
+    micro_batch: int = 4
+    """Prompts per forward and backward pass (gradients accumulate over the step): memory, not the maths
+    (16 prompts in one pass, about 30 sequences of 260 tokens, took more than the 24 GiB of this machine)."""
     learning_rate: float = 5e-5
     warmup_steps: int = 5
+    max_grad_norm: float = 1.0
+    """Gradients are clipped to this global norm (as TRL's trainers do by default)."""
     kl_beta: float = 0.1
     """The KL leash (in advantage-scale units): the target is ``π_ref exp(Â / kl_beta)``, renormalised."""
     advantage_scale: float | None = None
@@ -91,11 +97,13 @@ class CompactGRPOConfig:
     """Stop (saving) after this much wall-clock time; ``--resume`` continues."""
 
     def __post_init__(self) -> None:
-        for name in ("max_steps", "batch_size", "save_steps"):
+        for name in ("max_steps", "batch_size", "micro_batch", "save_steps"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name}: must be >= 1, got {getattr(self, name)}")
         if self.learning_rate <= 0:
             raise ValueError(f"learning_rate: must be > 0, got {self.learning_rate}")
+        if self.max_grad_norm <= 0:
+            raise ValueError(f"max_grad_norm: must be > 0, got {self.max_grad_norm}")
         if self.kl_beta <= 0:
             raise ValueError(f"kl_beta: must be > 0, got {self.kl_beta}")
         if self.min_spread < 0 or self.validation_rows < 0:
@@ -298,41 +306,47 @@ def train_compact_grpo(config: CompactGRPOConfig, resume: bool = False) -> dict[
             break
         t0 = time.monotonic()
         batch = [train[(step * config.batch_size + i) % len(train)] for i in range(config.batch_size)]
-        with torch.no_grad(), autocast():
-            model.set_adapter("reference")
-            reference = [torch.log_softmax(v.float(), 0) for v in answer_logprobs(model, tokenizer, batch, words)]
-            model.set_adapter("default")
-        for p in params:
-            p.requires_grad_(True)
-        with autocast():
-            raw = answer_logprobs(model, tokenizer, batch, words)
         lr = config.learning_rate * min(1.0, (step + 1) / max(config.warmup_steps, 1))
         for group in optimizer.param_groups:
             group["lr"] = lr
-        losses, flips, kls, entropies, teacher_p, agree, gains = [], [], [], [], [], [], []
-        for row, values, ref in zip(batch, raw, reference, strict=True):
-            logpi = torch.log_softmax(values.float(), 0)
-            target = mirror_target(ref, centred(row) / scale, config.kl_beta)
-            losses.append(-(target * logpi).sum())
-            pi = logpi.detach().exp()
-            teacher = row["allowed"].index(row["teacher"])
-            flips.append(float(int(target.argmax()) != teacher))
-            kls.append(float((pi * (logpi.detach() - ref)).sum()))
-            entropies.append(float(-(pi * logpi.detach()).sum()))
-            q = np.array([row["q"][w] for w in row["allowed"]])
-            p = pi.cpu().numpy()
-            teacher_p.append(float(p[teacher]))
-            agree.append(float(q[int(p.argmax())] >= q.max() - 1e-12))
-            gains.append(float(p @ q - row["q"][row["teacher"]]))
-        loss = torch.stack(losses).mean()
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        total = 0.0
+        flips, kls, entropies, teacher_p, agree, gains = [], [], [], [], [], []
+        for start in range(0, len(batch), config.micro_batch):
+            micro = batch[start: start + config.micro_batch]
+            with torch.no_grad(), autocast():
+                model.set_adapter("reference")
+                reference = [torch.log_softmax(v.float(), 0) for v in answer_logprobs(model, tokenizer, micro, words)]
+                model.set_adapter("default")
+            for p in params:
+                p.requires_grad_(True)
+            with autocast():
+                raw = answer_logprobs(model, tokenizer, micro, words)
+            losses = []
+            for row, values, ref in zip(micro, raw, reference, strict=True):
+                logpi = torch.log_softmax(values.float(), 0)
+                target = mirror_target(ref, centred(row) / scale, config.kl_beta)
+                losses.append(-(target * logpi).sum())
+                pi = logpi.detach().exp()
+                teacher = row["allowed"].index(row["teacher"])
+                flips.append(float(int(target.argmax()) != teacher))
+                kls.append(float((pi * (logpi.detach() - ref)).sum()))
+                entropies.append(float(-(pi * logpi.detach()).sum()))
+                q = np.array([row["q"][w] for w in row["allowed"]])
+                probs = pi.cpu().numpy()
+                teacher_p.append(float(probs[teacher]))
+                agree.append(float(q[int(probs.argmax())] >= q.max() - 1e-12))
+                gains.append(float(probs @ q - row["q"][row["teacher"]]))
+            part = torch.stack(losses).sum() / len(batch)  # the step's loss is the mean over the whole batch
+            part.backward()
+            total += float(part.detach())
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(params, config.max_grad_norm))
         optimizer.step()
         step += 1
         with log_path.open("a", newline="") as f:
-            csv.writer(f).writerow([step, f"{float(loss.detach()):.6g}", f"{np.mean(flips):.4g}", f"{np.mean(kls):.6g}",
+            csv.writer(f).writerow([step, f"{total:.6g}", f"{np.mean(flips):.4g}", f"{np.mean(kls):.6g}",
                                     f"{np.mean(entropies):.6g}", f"{np.mean(teacher_p):.6g}",
-                                    f"{np.mean(agree):.4g}", f"{np.mean(gains):.6g}", f"{lr:.3g}",
+                                    f"{np.mean(agree):.4g}", f"{np.mean(gains):.6g}", f"{lr:.3g}", f"{grad_norm:.4g}",
                                     round(time.monotonic() - t0, 2)])
         if step % config.save_steps == 0:
             save()
