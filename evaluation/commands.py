@@ -121,6 +121,7 @@ def _run_matrix(args: argparse.Namespace) -> int:
     from dcops.evaluation.executor import run_matrix
     from dcops.evaluation.matrix import BOUND, CONDITIONS, MIXES, build_matrix
     from dcops.evaluation.policies import (
+        ADAPTER_MODES,
         baseline_names,
         llm_available,
         make_policy,
@@ -140,7 +141,7 @@ def _run_matrix(args: argparse.Namespace) -> int:
             resolve_model(model)
         except ValueError as error:
             raise SystemExit(f"--llm-model (or ${MODEL_VARIABLE}): {error}") from None
-        bare = [n for n in schedulers if model != "gemma" and n in ("llm:grpo", "llm:sft", "llm:sft_grpo")]
+        bare = [n for n in schedulers if model != "gemma" and n in {f"llm:{m}" for m in ADAPTER_MODES}]
         if bare:
             raise SystemExit(f"--llm-model: {', '.join(bare)} on {model!r} need @<adapter dir> (the shipped "
                              "adapters are Gemma's)")

@@ -95,8 +95,8 @@ def validate_scheduler(name: str) -> str:
 
 def policy_digest(name: str) -> str:
     """SHA-256 (hex) of what a trained scheduler's cells depend on beyond its name: a learned scheduler's weights
-    file (``ppo``: the shipped ``.npz``; ``ppo@file``: that file) and an adapter mode's (``llm:grpo``, ``llm:sft``, ``llm:sft_grpo``) LoRA adapter
-    directory (every file, by relative name and bytes; the adapter ``make_llm_scheduler`` would load), and, for
+    file (``ppo``: the shipped ``.npz``; ``ppo@file``: that file) and an adapter mode's (``llm:grpo``,
+    ``llm:sft``, ``llm:sft_grpo``) LoRA adapter directory (every file, by relative name and bytes; the adapter ``make_llm_scheduler`` would load), and, for
     every ``llm:`` mode, the base model when ``$DCOPS_LLM_MODEL`` (``dcops eval --llm-model``) names one other than
     ``gemma`` (what the name resolves to: folder, cached revision). Empty for every other scheduler: the
     baselines (their code and the package data they read, such as ``oversight_aware``'s shipped team posterior,

@@ -9,7 +9,7 @@ Importing this package never imports torch or transformers: the model code impor
 - :mod:`.model`: :func:`load_gemma` (offline, cached conversion of the GGUF), :func:`tiny_model` (tests);
 - :mod:`.backends`: transformers generation, constrained log-likelihood scoring, OpenAI-compatible HTTP;
 - :mod:`.scheduler`: :class:`LLMScheduler`, :func:`make_llm_scheduler` (modes fewshot, constrained, grpo,
-  sft, openai);
+  sft, sft_grpo, openai);
 - :mod:`.injection`: the prompt-injection measurement (``dcops eval-injection``).
 """
 

@@ -15,7 +15,7 @@ a bad model or server: a failed call returns an empty answer, which the parser r
   :class:`PrefixCache`) plus one batched pass over the short continuations (``chunk`` sequences at a time).
   Each request is scored independently given the prompt (not given the other answers), which is what makes
   the batching possible.
-- :class:`CompactLoglikBackend` (``sft`` mode): the window's requests one by one in
+- :class:`CompactLoglikBackend` (``sft`` and ``sft_grpo`` modes): the window's requests one by one in
   :func:`dcops.agents.llm.compact.decision_order`, each from its own short prompt
   (:class:`dcops.agents.llm.compact.CompactWindow`), scored like :class:`LoglikBackend` (the one-word answers
   after ``Decision:``); each answer updates the capacity the next prompt states, so a window costs one short

@@ -3,7 +3,7 @@
 The window prompt of :mod:`dcops.agents.llm.prompt` asks a 270M base model to read the whole window (about
 1,500–3,000 Gemma tokens) and write one JSON object for every request. Small models decide better from short
 prompts that state the facts a decision turns on, one decision at a time. This module is that prompt, for the
-``sft`` mode (:func:`dcops.agents.llm.scheduler.make_llm_scheduler`) and its training data
+``sft`` and ``sft_grpo`` modes (:func:`dcops.agents.llm.scheduler.make_llm_scheduler`) and their training data
 (``dcops llm-sft-data``, :mod:`dcops.training.scheduler.sft`).
 
 **Order.** A window's pending requests are decided one by one in :func:`decision_order`: highest stated

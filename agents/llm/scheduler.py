@@ -181,6 +181,9 @@ def make_llm_scheduler(mode: str, **kwargs: Any) -> LLMScheduler:
             raise ValueError(f"mode {mode!r} with your own {own} needs adapter= (the shipped adapter is for the "
                              "Gemma 3 270M model)")
         adapter = str(SHIPPED_ADAPTERS[mode])
+        if not (SHIPPED_ADAPTERS[mode] / "adapter_config.json").exists():
+            raise FileNotFoundError(f"mode {mode!r}: no adapter ships at {adapter}; pass adapter= (or "
+                                    f"${ADAPTER_VARIABLES[mode]}), or install one with the mode's training command")
     if mode not in SHIPPED_ADAPTERS and adapter:
         raise ValueError(f"adapter= is only for modes {', '.join(map(repr, SHIPPED_ADAPTERS))}, not {mode!r}")
     model, tokenizer = _local_model(kwargs)

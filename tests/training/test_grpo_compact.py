@@ -104,7 +104,7 @@ def test_the_target_maximises_the_kl_leashed_advantage_over_the_group():
         adv, beta = rng.normal(0, 1, 3), float(rng.uniform(0.05, 2.0))
         target = mirror_target(ref, adv, beta)
 
-        def value(p):
+        def value(p, adv=adv, beta=beta, ref=ref):
             p = torch.as_tensor(p, dtype=torch.float64)
             return float((p * torch.as_tensor(adv)).sum() - beta * (p * (p.log() - ref)).sum())
 
@@ -195,6 +195,15 @@ def test_training_moves_the_policy_towards_the_better_answer(tmp_path, monkeypat
     moved = (trained - initial).numpy()  # log π − log π_ref per answer: ACCEPT, REJECT, DEFER
     assert moved[1] > 0.3 and moved[1] > moved[2] + 0.3 and moved[0] <= 1e-6
     assert summary["validation_after"]["mean_gain_over_teacher"] >= summary["validation_before"]["mean_gain_over_teacher"]
+    with pytest.raises(ValueError, match="out: .* already holds a run"):
+        train_compact_grpo(config)
+    step_file = tmp_path / "run" / "adapter" / "STEP"
+    step_file.write_text("3\n")  # as if killed between writing state.pt and the adapter
+    with pytest.raises(ValueError, match="at step 3 but state.pt at step 6"):
+        train_compact_grpo(config, resume=True)
+    step_file.write_text("6\n")
+    with pytest.raises(ValueError, match="kl_beta: the run in .* was started with 0.01"):
+        train_compact_grpo(CompactGRPOConfig(**{**config.__dict__, "kl_beta": 0.5}), resume=True)
     resumed = train_compact_grpo(CompactGRPOConfig(**{**config.__dict__, "max_steps": 8}), resume=True)
     assert resumed["steps_done"] == 8
     assert len((tmp_path / "run" / "log.csv").read_text().splitlines()) == 9
@@ -214,11 +223,23 @@ def test_the_command_refuses_bad_options_before_any_work(tmp_path):
 
     with pytest.raises(SystemExit, match="kl_beta"):
         main(["train-scheduler-grpo-compact", "--data", str(tmp_path), "--kl-beta", "0", "--model", "tiny"])
-    with pytest.raises(SystemExit, match="--resume: no adapter/"):
+    with pytest.raises(SystemExit, match="data: .* no train.jsonl"):
+        main(["train-scheduler-grpo-compact", "--data", str(tmp_path), "--out", str(tmp_path / "run"), "--model",
+              "tiny"])
+    (tmp_path / "train.jsonl").write_text(json.dumps(_row({"ACCEPT": 0.0, "REJECT": 1.0})) + "\n")
+    with pytest.raises(SystemExit, match="resume: .* no saved state"):
         main(["train-scheduler-grpo-compact", "--data", str(tmp_path), "--out", str(tmp_path / "run"), "--resume",
               "--model", "tiny"])
+    with pytest.raises(SystemExit, match="init_adapter: .* no adapter_config.json"):
+        main(["train-scheduler-grpo-compact", "--data", str(tmp_path), "--init-adapter", str(tmp_path / "none"),
+              "--out", str(tmp_path / "run"), "--model", "tiny"])
     with pytest.raises(SystemExit, match="--install is for the gemma model"):
-        main(["train-scheduler-grpo-compact", "--data", str(tmp_path), "--install", "--model", "tiny"])
+        main(["train-scheduler-grpo-compact", "--data", str(tmp_path), "--out", str(tmp_path / "run"), "--install",
+              "--model", "tiny"])
+    with pytest.raises(SystemExit, match="--evaluation: only with --plot-only"):
+        main(["train-scheduler-grpo-compact", "--evaluation", str(tmp_path / "x.md")])
+    with pytest.raises(SystemExit, match="--install: not with --plot-only"):
+        main(["train-scheduler-grpo-compact", "--plot-only", str(tmp_path), "--install"])
     with pytest.raises(SystemExit, match="--plot-only: .*no log here"):
         main(["train-scheduler-grpo-compact", "--plot-only", str(tmp_path / "none")])
     assert not (tmp_path / "run").exists()

@@ -31,15 +31,17 @@ answer flips when ``Â(b) − Â(teacher) > kl_beta · log(π_ref(teacher) / π_
 
 GRPO divides each group's advantages by the group's standard deviation; here a request whose answers differ by
 1e-5 of score would then pull as hard as one where they differ by 0.05, so the advantages are divided by one
-scale for the whole run instead (the standard deviation of the centred ``Q`` over the training rows, as in
-Dr. GRPO, Liu et al. 2025). Requests whose answers all score within ``min_spread`` are skipped (nothing to
-learn).
+scale for the whole run instead: the standard deviation of the centred ``Q`` over the training rows kept (Dr.
+GRPO, Liu et al. 2025, drops the per-group division altogether; one constant keeps that, and makes ``kl_beta``
+read in units of a typical advantage). Requests whose answers all score within ``min_spread`` are skipped
+(nothing to learn); the held-out rows are not filtered, so a row where every answer ties counts as "chose the
+best".
 
 **Outputs** (``--out``): ``adapter/`` (the trained LoRA adapter, rewritten every ``save_steps`` with a ``STEP``
 file; ``--resume`` continues from it and ``state.pt``, the optimiser and step), ``log.csv`` (per step: loss,
-the share of the batch whose target ``π*`` prefers another answer than the teacher's, ``KL(π ‖ π_ref)``, mean
-entropy of ``π``, mean probability of the teacher's answer, agreement of
-``argmax π`` with ``argmax Q``, the expected one-step gain ``Σ π Q − Q(teacher)`` on the batch, learning rate, the gradient norm before
+the share of the batch whose target ``π*`` prefers another answer than the teacher's, ``KL(π ‖ π_ref)``,
+mean entropy of ``π``, mean probability of the teacher's answer, agreement of ``argmax π`` with ``argmax Q``,
+the expected one-step gain ``Σ π Q − Q(teacher)`` on the batch, learning rate, the gradient norm before
 clipping, seconds),
 ``config.json`` and ``summary.json`` (validation before and after on rows of seeds 2000 on: agreement with the
 best answer, mean gain of the chosen answer over the teacher's, regret against the best).
@@ -106,8 +108,11 @@ class CompactGRPOConfig:
             raise ValueError(f"max_grad_norm: must be > 0, got {self.max_grad_norm}")
         if self.kl_beta <= 0:
             raise ValueError(f"kl_beta: must be > 0, got {self.kl_beta}")
-        if self.min_spread < 0 or self.validation_rows < 0:
-            raise ValueError("min_spread and validation_rows must be >= 0")
+        for name in ("min_spread", "validation_rows", "warmup_steps"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name}: must be >= 0, got {getattr(self, name)}")
+        if self.max_minutes is not None and self.max_minutes <= 0:
+            raise ValueError(f"max_minutes: must be > 0, got {self.max_minutes}")
         if self.advantage_scale is not None and self.advantage_scale <= 0:
             raise ValueError(f"advantage_scale: must be > 0, got {self.advantage_scale}")
 
@@ -237,6 +242,44 @@ def _load_with(base: Any, tokenizer: Any, config: CompactGRPOConfig, resume_adap
     return model, tokenizer, {"init_adapter": str(start)}
 
 
+RESUME_FIELDS = ("data", "init_adapter", "model", "seed", "batch_size", "kl_beta", "advantage_scale", "min_spread")
+"""Settings a resumed run must share with the run it continues (they decide the data order, the target and the
+reference policy)."""
+
+
+def check_run_folder(config: CompactGRPOConfig, resume: bool) -> None:
+    """Refuse, before any work and naming the option, what would mix two runs or lose one: a fresh run into a
+    folder that holds a run, a resume without a whole saved state or with other settings than the run's own, a
+    missing start adapter or training split."""
+    from dcops.agents.llm.scheduler import SHIPPED_SFT_ADAPTER
+
+    out = Path(config.out)
+    start = Path(config.init_adapter) if config.init_adapter else SHIPPED_SFT_ADAPTER
+    if not (start / "adapter_config.json").exists():
+        raise FileNotFoundError(f"init_adapter: {start} has no adapter_config.json")
+    if not (Path(config.data) / "train.jsonl").exists():
+        raise FileNotFoundError(f"data: {config.data} has no train.jsonl; run `dcops llm-counterfactual --out "
+                                f"{config.data}` first")
+    if not resume:
+        if (out / "log.csv").exists() or (out / "state.pt").exists():
+            raise ValueError(f"out: {out} already holds a run; pass --resume to continue it or choose another --out")
+        return
+    import torch
+
+    if not (out / "state.pt").exists() or not (out / "adapter" / "STEP").exists():
+        raise ValueError(f"resume: {out} has no saved state (adapter/STEP and state.pt)")
+    saved = int((out / "adapter" / "STEP").read_text())
+    state_step = int(torch.load(out / "state.pt", weights_only=False)["step"])
+    if saved != state_step:
+        raise ValueError(f"resume: {out}/adapter is at step {saved} but state.pt at step {state_step} (a save was "
+                         "interrupted); start a new run")
+    original = json.loads((out / "config.json").read_text())["config"]
+    for name in RESUME_FIELDS:
+        if original.get(name) != getattr(config, name):
+            raise ValueError(f"{name}: the run in {out} was started with {original.get(name)!r}, not "
+                             f"{getattr(config, name)!r}; a resumed run keeps its settings")
+
+
 def train_compact_grpo(config: CompactGRPOConfig, resume: bool = False) -> dict[str, Any]:
     """Run the training (module docstring); returns the summary also written to ``summary.json``."""
     import contextlib
@@ -246,6 +289,7 @@ def train_compact_grpo(config: CompactGRPOConfig, resume: bool = False) -> dict[
     from dcops.evaluation.report import versions
 
     out = Path(config.out)
+    check_run_folder(config, resume)
     out.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     torch.manual_seed(config.seed)
@@ -255,12 +299,12 @@ def train_compact_grpo(config: CompactGRPOConfig, resume: bool = False) -> dict[
         raise ValueError(f"data: no training row of {config.data} has answers differing by min_spread "
                          f"{config.min_spread}")
     random.Random(config.seed).shuffle(train)
-    validation = load_rows(config.data, "validation")
+    validation = load_rows(config.data, "validation") if config.validation_rows else []
     random.Random(config.seed).shuffle(validation)
     validation = validation[: config.validation_rows]
     scale = config.advantage_scale or default_advantage_scale(train)
     state_path = out / "state.pt"
-    resume_adapter = out / "adapter" if resume and (out / "adapter" / "adapter_config.json").exists() else None
+    resume_adapter = out / "adapter" if resume else None
     model, tokenizer, loaded = _load(config, resume_adapter)
     words = word_token_ids(tokenizer, ["ACCEPT", "REJECT", "DEFER"])
     cuda = bool(torch.cuda.is_available())
@@ -271,14 +315,15 @@ def train_compact_grpo(config: CompactGRPOConfig, resume: bool = False) -> dict[
         "bf16": bf16, "device": "cuda" if cuda else "cpu", "torch_threads": torch.get_num_threads(),
         "versions": versions("torch", "transformers", "peft"),
     }
-    (out / "config.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+    if not resume:  # a resumed run keeps the record of how it started (check_run_folder held it to it)
+        (out / "config.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
     params = [p for n, p in model.named_parameters() if p.requires_grad and ".default." in n]
     if not params:
         raise RuntimeError("no trainable LoRA parameter of the 'default' adapter")
     optimizer = torch.optim.AdamW(params, lr=config.learning_rate, weight_decay=0.0)
     step = 0
     before = None
-    if resume_adapter is not None and state_path.exists():
+    if resume:
         state = torch.load(state_path, weights_only=False)
         optimizer.load_state_dict(state["optimizer"])
         step, before = int(state["step"]), state.get("validation_before")
@@ -294,9 +339,14 @@ def train_compact_grpo(config: CompactGRPOConfig, resume: bool = False) -> dict[
         contextlib.nullcontext)
 
     def save() -> None:
+        # the optimiser state first, each file written whole then renamed: the adapter's STEP is written last,
+        # and a resume refuses an adapter whose STEP differs from state.pt's step (a kill between the two)
+        partial = state_path.with_suffix(".partial")
+        torch.save({"optimizer": optimizer.state_dict(), "step": step, "validation_before": before}, partial)
+        partial.replace(state_path)
         model.save_pretrained(str(out / "adapter"), selected_adapters=["default"])
-        (out / "adapter" / "STEP").write_text(f"{step}\n")
-        torch.save({"optimizer": optimizer.state_dict(), "step": step, "validation_before": before}, state_path)
+        (out / "adapter" / "STEP.partial").write_text(f"{step}\n")
+        (out / "adapter" / "STEP.partial").replace(out / "adapter" / "STEP")
 
     deadline = None if config.max_minutes is None else started + 60 * config.max_minutes
     stopped_by_clock = False

@@ -84,11 +84,14 @@ def _train_run(args: argparse.Namespace) -> int:
     import sys
 
     from dcops.agents.llm.model import resolve_model
-    from dcops.training.scheduler.grpo_compact import CompactGRPOConfig, train_compact_grpo
+    from dcops.training.scheduler.grpo_compact import CompactGRPOConfig, check_run_folder, train_compact_grpo
     from dcops.training.scheduler.grpo_compact_report import write_grpo_compact_report
 
     name = "dcops train-scheduler-grpo-compact"
     if args.plot_only is not None:
+        ignored = [flag for flag, given in (("--install", args.install), ("--resume", args.resume)) if given]
+        if ignored:
+            raise SystemExit(f"{name}: {', '.join(ignored)}: not with --plot-only (which trains nothing)")
         try:
             evaluation = args.evaluation.read_text(encoding="utf-8") if args.evaluation else ""
             png, md = write_grpo_compact_report(args.plot_only, args.report_dir or Path("reports/llm/grpo_compact"),
@@ -97,15 +100,18 @@ def _train_run(args: argparse.Namespace) -> int:
             raise SystemExit(f"{name}: --plot-only: {error}") from None
         print(f"wrote {png} and {md}")
         return 0
+    ignored = [flag for flag, given in (("--evaluation", args.evaluation), ("--command", args.command)) if given]
+    if ignored:
+        raise SystemExit(f"{name}: {', '.join(ignored)}: only with --plot-only (a training run quotes its own "
+                         "command)")
     try:  # refused before any work, naming the option
         config = CompactGRPOConfig(**{f.name: getattr(args, f.name) for f in fields(CompactGRPOConfig)})
         resolve_model(config.model)
-    except ValueError as error:
+        check_run_folder(config, args.resume)
+    except (ValueError, FileNotFoundError) as error:
         raise SystemExit(f"{name}: {error}") from None
     if args.install and config.model != "gemma":
         raise SystemExit(f"{name}: --install is for the gemma model (the shipped adapter's base)")
-    if args.resume and not (Path(config.out) / "adapter" / "adapter_config.json").exists():
-        raise SystemExit(f"{name}: --resume: no adapter/ in {config.out}")
     try:
         summary = train_compact_grpo(config, resume=args.resume)
     except (ValueError, FileNotFoundError) as error:
@@ -117,6 +123,10 @@ def _train_run(args: argparse.Namespace) -> int:
     print(f"wrote {config.out}/summary.json, {png} and {md}")
     if args.install:
         from dcops.agents.llm.scheduler import SHIPPED_SFT_GRPO_ADAPTER
+
+        if summary["steps_done"] < config.max_steps:
+            print(f"note: the run stopped at step {summary['steps_done']} of {config.max_steps} (--max-minutes); "
+                  "that adapter is what is installed")
 
         SHIPPED_SFT_GRPO_ADAPTER.mkdir(parents=True, exist_ok=True)
         for file in ("adapter_config.json", "adapter_model.safetensors", "STEP"):
