@@ -36,6 +36,14 @@ def read_log(run_dir: str | Path) -> list[dict[str, float]]:
     return [by_step[s] for s in sorted(by_step)]
 
 
+def _shown(path: str) -> str:
+    """A path relative to the working folder where it lies under it (reports do not name one machine's folders)."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return path
+
+
 def _validation_row(name: str, v: dict[str, Any] | None) -> list[str]:
     if not v:
         return []
@@ -97,7 +105,7 @@ def write_grpo_compact_report(run_dir: str | Path, report_dir: str | Path, comma
          f"{train_split.get('mean_gain_where_better', math.nan) * 1000:.2f} × 10⁻³ of score on average. "
          f"{config['train_rows_with_signal']} rows have answers differing by at least {cfg['min_spread']:g}."),
         "",
-        (f"Start `{config['init_adapter']}`, model `{cfg['model']}`; {cfg['max_steps']} steps of {cfg['batch_size']} "
+        (f"Start `{_shown(config['init_adapter'])}`, model `{cfg['model']}`; {cfg['max_steps']} steps of {cfg['batch_size']} "
          f"prompts, learning rate {cfg['learning_rate']:g} (AdamW, {cfg['warmup_steps']} warm-up steps), kl_beta "
          f"{cfg['kl_beta']:g}, advantage scale {config['advantage_scale']:.4g} (score units), seed {cfg['seed']}, "
          f"bf16 {config['bf16']}, {config['device']} with {config['torch_threads']} torch threads. Versions: "
@@ -106,7 +114,10 @@ def write_grpo_compact_report(run_dir: str | Path, report_dir: str | Path, comma
         (f"Steps logged: {len(rows)}, {sum(seconds) / 60:.1f} min of steps ({sum(seconds) / len(seconds):.1f} s a "
          f"step); share of prompts whose target moves off the teacher's answer: "
          f"{sum(r['target_flips'] for r in rows) / len(rows):.3f}."
-         + ("" if summary else " (The run has not finished: no summary.json yet.)")),
+         + ("" if summary else " (The run has not finished: no summary.json yet.)")
+         + (f" The run stopped at step {summary['steps_done']} of {cfg['max_steps']} on its wall-clock budget "
+            f"(`--max-minutes {cfg['max_minutes']:g}`); that step's adapter is the result."
+            if summary.get("stopped_by_clock") else "")),
         "",
         "![GRPO compact curve](grpo_compact_curve.png)",
         "",
