@@ -11,29 +11,21 @@ scheduler's own choice is the best answer, and its mean one-step gain over the t
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 from pathlib import Path
 from typing import Any
 
-from dcops.training.scheduler.report import moving_average
+from dcops.training.scheduler.report import moving_average, read_step_log
 
 
 def read_log(run_dir: str | Path) -> list[dict[str, float]]:
     """The rows of ``log.csv`` as numbers (the last row wins where a resumed run logged a step twice)."""
     path = Path(run_dir) / "log.csv"
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no log here (run `dcops train-scheduler-grpo-compact --out {run_dir}` "
-                                "first)")
-    by_step: dict[int, dict[str, float]] = {}
-    with path.open(newline="") as handle:
-        for row in csv.DictReader(handle):
-            values = {k: float(v) if v not in ("", None) else math.nan for k, v in row.items()}
-            by_step[int(values["step"])] = values
-    if not by_step:
+    rows = read_step_log(path, f"no log here (run `dcops train-scheduler-grpo-compact --out {run_dir}` first)")
+    if not rows:
         raise ValueError(f"{path}: no step logged yet")
-    return [by_step[s] for s in sorted(by_step)]
+    return rows
 
 
 def _shown(path: str) -> str:

@@ -36,6 +36,21 @@ def read_log(run_dir: str | Path) -> list[dict[str, Any]]:
     return [by_step[s] for s in sorted(by_step)]
 
 
+def read_step_log(path: Path, missing: str) -> list[dict[str, float]]:
+    """The rows of a per-step ``log.csv`` as numbers, one per step in order (the last row wins where a resumed run
+    logged a step twice); ``missing``: the error message's hint when the file is not there."""
+    import csv
+
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: {missing}")
+    by_step: dict[int, dict[str, float]] = {}
+    with path.open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            values = {k: float(v) if v not in ("", None) else math.nan for k, v in row.items()}
+            by_step[int(values["step"])] = values
+    return [by_step[s] for s in sorted(by_step)]
+
+
 def series(rows: list[dict[str, Any]], key: str) -> list[float]:
     """One logged quantity per step (NaN where a step did not log it)."""
     out = []

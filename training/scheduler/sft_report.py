@@ -9,26 +9,17 @@ the teacher's held-out answers (with the base model's, where the run measured it
 
 from __future__ import annotations
 
-import csv
 import json
-import math
 from pathlib import Path
 from typing import Any
 
-from dcops.training.scheduler.report import moving_average
+from dcops.training.scheduler.report import moving_average, read_step_log
 
 
 def read_sft_log(run_dir: str | Path) -> list[dict[str, float]]:
     """The rows of ``log.csv`` as numbers (the last row wins where a resumed run logged a step twice)."""
-    path = Path(run_dir) / "log.csv"
-    if not path.exists():
-        raise FileNotFoundError(f"{path}: no SFT log here (run `dcops train-scheduler-sft --out {run_dir}` first)")
-    by_step: dict[int, dict[str, float]] = {}
-    with path.open(newline="") as handle:
-        for row in csv.DictReader(handle):
-            values = {k: float(v) if v not in ("", None) else math.nan for k, v in row.items()}
-            by_step[int(values["step"])] = values
-    return [by_step[s] for s in sorted(by_step)]
+    return read_step_log(Path(run_dir) / "log.csv",
+                         f"no SFT log here (run `dcops train-scheduler-sft --out {run_dir}` first)")
 
 
 def _kinds(task: str) -> tuple[str, ...]:
