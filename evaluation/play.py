@@ -58,6 +58,23 @@ def arrivals_key(env: Any) -> str:
     return digest.hexdigest()
 
 
+def save_each(func: Callable[[Any], Any], tasks: list[Any], workers: int, save: Callable[[Any, Any], None],
+              progress: bool, desc: str) -> None:
+    """``save(task, func(task))`` for every task as it finishes (:func:`ordered_map`), with a progress bar
+    (``desc``, one unit an episode) when ``progress``: the resumable data commands write one shard a task."""
+    bar = None
+    if progress and tasks:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(tasks), desc=desc, unit="ep")
+    for task, result in ordered_map(func, tasks, workers):
+        save(task, result)
+        if bar is not None:
+            bar.update(1)
+    if bar is not None:
+        bar.close()
+
+
 def ordered_map(func: Callable[[Any], Any], tasks: Iterable[Any], workers: int = 1) -> Iterator[tuple[Any, Any]]:
     """``(task, func(task))`` for every task, in the tasks' order, over ``workers`` spawned processes (in this
     process when ``workers <= 1``). ``func`` must be a module-level function (it is pickled by name)."""

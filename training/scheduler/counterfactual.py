@@ -126,22 +126,13 @@ def build_counterfactual_dataset(out: str | Path, n_train: int, n_validation: in
                                  progress: bool = True) -> dict[str, Any]:
     """Play every missing seed of the split, merge each split into ``<split>.jsonl`` and write the manifest
     (module docstring). Returns the manifest."""
-    from dcops.evaluation.play import ordered_map
+    from dcops.evaluation.play import save_each
 
     out = Path(out)
     splits = split_seeds(n_train, n_validation)
     tasks = [s for s in sorted(splits["train"] + splits["validation"]) if not _shard_path(out, s).exists()]
-    bar = None
-    if progress and tasks:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(tasks), desc="counterfactual episodes", unit="ep")
-    for seed, record in ordered_map(counterfactual_episode, tasks, workers):
-        _write_shard(_shard_path(out, seed), record)
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
+    save_each(counterfactual_episode, tasks, workers,
+              lambda seed, record: _write_shard(_shard_path(out, seed), record), progress, "counterfactual episodes")
     manifest: dict[str, Any] = {
         "teacher": "priority_threshold",
         "scenario_rule": "mix = MIXES[seed % 7], condition = CONDITIONS[(seed // 7) % 6] (dcops.evaluation.matrix)",

@@ -87,7 +87,7 @@ def build_sft_dataset(out: str | Path, n_train: int, n_validation: int, teachers
                       planner_starts: tuple[str, ...] = ("electrical",)) -> dict[str, Any]:
     """Play every missing (teacher, seed), merge each (teacher, split) and write the manifest (module docstring).
     Returns the manifest."""
-    from dcops.evaluation.play import ordered_map
+    from dcops.evaluation.play import save_each
 
     out = Path(out)
     unknown = [t for t in teachers if t not in TEACHERS]
@@ -96,17 +96,8 @@ def build_sft_dataset(out: str | Path, n_train: int, n_validation: int, teachers
     splits = split_seeds(n_train, n_validation)
     tasks = [(t, s, planner_passes, tuple(planner_starts)) for t in teachers
              for s in sorted(splits["train"] + splits["validation"]) if not _shard_path(out, t, s).exists()]
-    bar = None
-    if progress and tasks:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(tasks), desc="teacher episodes", unit="ep")
-    for (teacher, seed, _, _), record in ordered_map(sft_episode, tasks, workers):
-        _write_shard(_shard_path(out, teacher, seed), record)
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
+    save_each(sft_episode, tasks, workers, lambda task, record: _write_shard(_shard_path(out, task[0], task[1]), record),
+              progress, "teacher episodes")
     previous = json.loads((out / "manifest.json").read_text()) if (out / "manifest.json").exists() else {}
     manifest: dict[str, Any] = {
         "scenario_rule": "mix = MIXES[seed % 7], condition = CONDITIONS[(seed // 7) % 6] (dcops.evaluation.matrix)",

@@ -204,7 +204,7 @@ def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
         defaults; ``2`` and ``("electrical",)`` take about a third of that.
     :param planner_starts: the truth planner's start budgets.
     """
-    from dcops.evaluation.play import ordered_map
+    from dcops.evaluation.play import save_each
 
     out = Path(out)
     unknown = [t for t in teachers if t not in TEACHERS]
@@ -223,17 +223,9 @@ def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
     tasks = [(t, s, planner_passes, tuple(planner_starts)) for t in teachers for s in sorted(splits["train"] + splits["validation"])
              if not _shard_path(out, t, s).exists()]
     started = time.perf_counter()
-    bar = None
-    if progress and tasks:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(tasks), desc="teacher episodes", unit="ep")
-    for (teacher, seed, _, _), record in ordered_map(teacher_episode, tasks, workers):
-        _write_shard(_shard_path(out, teacher, seed), record)
-        if bar is not None:
-            bar.update(1)
-    if bar is not None:
-        bar.close()
+    save_each(teacher_episode, tasks, workers,
+              lambda task, record: _write_shard(_shard_path(out, task[0], task[1]), record), progress,
+              "teacher episodes")
     manifest: dict[str, Any] = {
         "scenario_rule": "mix = MIXES[seed % 7], condition = CONDITIONS[(seed // 7) % 6] (dcops.evaluation.matrix)",
         "teachers": previous.get("teachers", {}),
