@@ -47,7 +47,7 @@ rejection whatever its deadline (``dcops.cluster.reward``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -82,6 +82,8 @@ class HindsightBound:
     starts: dict[str, int]
     status: str
     n_jobs: int
+    window_terms: list[float] = field(default_factory=list)
+    """``objective="score"`` only: the plan's lower bound h_w of each window's throughput term."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"throughput_value": self.throughput_value, "plan_value": self.plan_value,
@@ -185,9 +187,19 @@ def _solver_limits(game_version: int, time_limit_s: float, node_limit: int) -> d
     return {"node_limit": node_limit, "mip_rel_gap": MIP_GAP}
 
 
+OBJECTIVES = ("value", "score")
+"""What :func:`hindsight_bound`'s plan maximises: the throughput value (the bound) or the score surrogate."""
+
+
 def hindsight_bound(episode: Any, budget_kw: NDArray[np.float64] | None = None,
-                    time_limit_s: float = 4.0) -> HindsightBound:
-    """Solve the MILP of the module docstring for a finished episode (``ClusterEpisode`` after its last window)."""
+                    time_limit_s: float = 4.0, objective: str = "value") -> HindsightBound:
+    """Solve the MILP of the module docstring for a finished episode (``ClusterEpisode`` after its last window).
+
+    ``objective="score"`` plans for the episode's throughput *term* instead of its value (:func:`_score_stage`):
+    the plan is then not the value optimum, so ``throughput_value`` and ``plan_value`` both report the plan's
+    value (no dual bound; use ``"value"`` for the bound)."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective: unknown {objective!r}; known: {list(OBJECTIVES)}")
     config = episode.config
     n, s_per = config.n_windows, config.steps_per_window
     horizon = n * s_per
@@ -212,6 +224,8 @@ def hindsight_bound(episode: Any, budget_kw: NDArray[np.float64] | None = None,
     ledger = episode.ledger
     base_total = 0.0
     columns: list[tuple[str, int, float, float]] = []  # (request id, start window, gain over base, carbon)
+    booked: list[tuple[float, int]] = []  # per column: its job score and the window the ledger books it in
+    not_run: dict[str, tuple[float, int]] = {}  # per job: the score of not running it and the window booked
     for request_id in ledger.order:
         job = ledger.jobs[request_id]
         request, truth, value = job.request, job.truth, job.value
@@ -221,6 +235,7 @@ def hindsight_bound(episode: Any, budget_kw: NDArray[np.float64] | None = None,
         # books as unfinished and never started when it is accepted and left in the queue.
         base = -REJECT_COST[truth.true_priority] * value if d < n or config.game_version >= 1 else 0.0
         base_total += base
+        not_run[request_id] = (base, request.submitted_window)  # a plan follower rejects it on arrival
         for start in range(request.submitted_window, n):
             a = start * s_per
             end = a + r
@@ -240,6 +255,7 @@ def hindsight_bound(episode: Any, budget_kw: NDArray[np.float64] | None = None,
             blind0 = request.submitted_window * s_per
             blind = energy * (ci_cum[blind0 + steps] - ci_cum[blind0]) / steps
             columns.append((request_id, start, c - base, blind - actual))
+            booked.append((c, (end - 1) // s_per if end <= horizon else n - 1))
     if not columns:
         return HindsightBound(base_total, base_total, 0.0, budget.tolist(), {}, "no job worth running",
                               len(ledger.order))
@@ -275,6 +291,9 @@ def hindsight_bound(episode: Any, budget_kw: NDArray[np.float64] | None = None,
     constraints = [LinearConstraint(matrix, lb, ub)]
     integrality = np.ones(m)
     bounds = Bounds(0.0, 1.0)
+    if objective == "score":
+        return _score_stage(config, columns, booked, not_run, job_row, matrix, lb, ub, gain, carbon, base_total,
+                            budget, len(ledger.order), time_limit_s)
     first = milp(-gain, constraints=constraints, integrality=integrality, bounds=bounds,
                  options=_solver_limits(config.game_version, time_limit_s, NODE_LIMIT))
     if first.x is None:
@@ -296,3 +315,65 @@ def hindsight_bound(episode: Any, budget_kw: NDArray[np.float64] | None = None,
         f"gap {100.0 * (upper - plan) / max(abs(base_total + upper), 1e-9):.2f}%"
     return HindsightBound(base_total + upper, base_total + plan, carbon_saved, budget.tolist(), chosen, status,
                           len(ledger.order))
+
+
+def _score_stage(config: Any, columns: list[tuple[str, int, float, float]], booked: list[tuple[float, int]],
+                 not_run: dict[str, tuple[float, int]], job_row: dict[str, int], matrix: Any, lb: list[float],
+                 ub: list[float], gain: NDArray[np.float64], carbon: NDArray[np.float64], base_total: float,
+                 budget: NDArray[np.float64], n_requests: int, time_limit_s: float) -> HindsightBound:
+    """The plan that maximises a concave lower bound of the episode's throughput term.
+
+    Window w's term is ``(G_w − L_w) / max(V, G_w + L_w)`` (``dcops.cluster.reward``): linear in value up to V,
+    then a ratio, so value beyond V in one window is worth less than the same value in another, and a loss is
+    worth more. Since ``(G − L)/(G + L) = 1 − 2L/(G + L) ≥ 1 − 2L/V`` when ``G + L ≥ V``, the term is at least
+    ``h_w = min((G_w − L_w)/V, 1 − 2·L_w/V)``, equal to it below saturation. ``G_w`` and ``L_w`` are linear in
+    the start variables (each column's score lands in its completion window, or the last one when the horizon
+    cuts it; a job not run is rejected in its submission window), so maximising ``Σ_w h_w`` is a MILP with one
+    continuous t_w per window. A tiny value term breaks ties towards more value."""
+    n = config.n_windows
+    scale = config.throughput_scale
+    m = len(columns)
+    score = np.array([c for c, _ in booked])
+    window = np.array([w for _, w in booked])
+    members = np.array([job_row[c[0]] for c in columns])
+    jobs = list(job_row)
+    base = np.array([not_run[rid][0] for rid in jobs])
+    base_window = np.array([not_run[rid][1] for rid in jobs])
+    # Jobs never worth running are rejected whatever the plan: their losses are constants of their window.
+    fixed_loss = np.zeros(n)
+    for rid, (b, w) in not_run.items():
+        if rid not in job_row:
+            fixed_loss[w] += -b
+    rows_net = np.zeros((n, m))
+    rows_loss = np.zeros((n, m))
+    rows_net[window, np.arange(m)] += score
+    rows_net[base_window[members], np.arange(m)] -= base[members]       # running it undoes its rejection
+    rows_loss[base_window[members], np.arange(m)] += base[members]       # −|base|: the loss it avoids
+    const_net = -fixed_loss.copy()
+    const_loss = fixed_loss.copy()
+    np.add.at(const_net, base_window, base)
+    np.add.at(const_loss, base_window, -base)
+    eye = np.eye(n) * scale
+    # t_w·V − net_w(x) ≤ const_net_w ;  t_w·V + 2·loss_w(x) ≤ V − 2·const_loss_w
+    from scipy.sparse import csr_matrix, hstack, vstack
+
+    a_net = hstack([csr_matrix(-rows_net), csr_matrix(eye)])
+    a_loss = hstack([csr_matrix(2.0 * rows_loss), csr_matrix(eye)])
+    a_old = hstack([matrix, csr_matrix((matrix.shape[0], n))])
+    constraints = [LinearConstraint(vstack([a_old, a_net, a_loss]).tocsr(),
+                                    np.concatenate([lb, np.full(2 * n, -np.inf)]),
+                                    np.concatenate([ub, const_net, scale - 2.0 * const_loss]))]
+    objective = np.concatenate([-1e-6 * gain / scale, -np.ones(n)])
+    integrality = np.concatenate([np.ones(m), np.zeros(n)])
+    bounds = Bounds(np.concatenate([np.zeros(m), np.full(n, -2.0)]), np.concatenate([np.ones(m), np.ones(n)]))
+    result = milp(objective, constraints=constraints, integrality=integrality, bounds=bounds,
+                  options=_solver_limits(config.game_version, time_limit_s, NODE_LIMIT))
+    if result.x is None:
+        return HindsightBound(float("nan"), float("nan"), float("nan"), budget.tolist(), {}, str(result.message),
+                              n_requests)
+    x = result.x[:m] > 0.5
+    chosen = {columns[k][0]: columns[k][1] for k in np.flatnonzero(x)}
+    value = base_total + float(gain @ x)
+    return HindsightBound(value, value, float(carbon @ x), budget.tolist(), chosen,
+                          "score objective" if result.status == 0 else str(result.message), n_requests,
+                          [float(t) for t in result.x[m:]])

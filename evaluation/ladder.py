@@ -138,7 +138,8 @@ def play_seed(family: str, seed: int, rungs: Sequence[str] | None = None, truth:
     if truth:
         result = play_truth_planner(env, seed)
         rows.append({"family": family, "seed": seed, "rung": TRUTH,
-                     **_row(result.summary, bound.throughput_value), "truth_start": result.start})
+                     **_row(result.summary, bound.throughput_value), "truth_start": result.start,
+                     "truth_objective": result.objective})
     return rows
 
 
@@ -178,7 +179,7 @@ def run_ladder(families: Sequence[str], seeds_per_family: int | None = None,
 
 
 _INT_FIELDS = ("seed", "incident_windows")
-_TEXT_FIELDS = ("family", "rung", "bound_status", "truth_start")
+_TEXT_FIELDS = ("family", "rung", "bound_status", "truth_start", "truth_objective")
 
 
 def read_rows(path: Any) -> list[dict[str, Any]]:

@@ -50,3 +50,15 @@ def test_an_unknown_start_budget_is_refused():
     env = dcops.parallel_env(**SMALL)
     with pytest.raises(ValueError, match="starts"):
         play_truth_planner(env, 0, starts=("nope",))
+
+
+def test_planning_for_the_score_too_never_plays_worse_than_planning_for_value_alone():
+    env = dcops.parallel_env(scenario="oversubscribed", n_windows=4)
+    value_only = play_truth_planner(env, 71001, starts=("probe",), passes=2, objectives=("value",))
+    both = play_truth_planner(env, 71001, starts=("probe",), passes=2)
+    assert {r["objective"] for r in both.runs} == {"value", "score"}
+    assert [r for r in both.runs if r["objective"] == "value"] == value_only.runs  # the same value runs first
+    assert both.summary["score"] >= value_only.summary["score"]
+    assert both.objective in ("value", "score")
+    with pytest.raises(ValueError, match="objective"):
+        play_truth_planner(env, 0, objectives=("profit",))

@@ -44,7 +44,9 @@ def sft_episode(task: tuple[str, int, int, tuple[str, ...]]) -> dict[str, Any]:
     if teacher == "truth_planner":
         from dcops.evaluation.truth_planner import PlanFollower, play_truth_planner
 
-        decide = PlanFollower(play_truth_planner(env, seed, passes=passes, starts=starts).starts).decide
+        # The value objective only, as the published SFT data were made (before the score objective).
+        decide = PlanFollower(play_truth_planner(env, seed, passes=passes, starts=starts,
+                                                 objectives=("value",)).starts).decide
     elif teacher == "priority_threshold":
         from dcops.agents.schedulers import PriorityThresholdScheduler
 
