@@ -38,6 +38,10 @@ of ``dcops.cluster.reward``, with each step's PUE taken as the window's probe PU
 throughput-optimal schedules. It is the carbon saving of the best-throughput plan, not a bound on carbon alone
 (a scheduler may save more carbon by giving up throughput).
 
+**Planning for the score** (``objective="score"``, the truth planner's second objective): the same columns and
+constraints, but the plan maximises a concave lower bound of the episode's throughput term instead of its value
+(:func:`_score_stage`); it is a plan, not a bound.
+
 HiGHS stops at a 1 % relative gap or a limit; the bound reported is its proven dual bound (an upper bound on
 the optimum whatever the gap) and the plan found is reported next to it. The limit is wall-clock time in game
 version 0 (as every published bound was made, so a figure can move between runs) and a node count from

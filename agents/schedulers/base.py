@@ -37,7 +37,9 @@ class Capacity:
         cap = view["power_cap_kw"]
         pue = max(plant["planning_pue"], MIN_PLANNING_PUE)
         safe_it = min(cap * (1.0 - margin) / pue, plant["cooling_capacity_kw"] * (1.0 - margin) / COIL_HEAT_FACTOR)
-        self.power_kw = safe_it - plant["base_load_kw"] - plant["committed_job_kw"]
+        self.job_budget_kw = safe_it - plant["base_load_kw"]
+        """Job power the planning estimate admits in all, running jobs included, kW."""
+        self.power_kw = self.job_budget_kw - plant["committed_job_kw"]
         self.zone_type = [z["gpu_type"] for z in view["zones"]]
         self.free_gpus = [z["gpus_free"] for z in view["zones"]]
         self.free_kw = [z["job_kw_free"] for z in view["zones"]]

@@ -4,21 +4,26 @@ It reads only the public view, like every baseline, and scores each pending requ
 what an operator could know::
 
     s = a·log W(stated priority) + b·log W̄(job type) − c·min(flags_so_far, 5) − d·audited deadline gap
-        + e·tight + f·windows waited − g·p·log 2
+        + e·tight + f·windows waited − g·p·log 2 + k·log(stated kWh / 100) − l·(windows it occupies − 1)
 
 with W = 1, 2, 4, 8 (``PRIORITY_WEIGHT``), W̄ the catalogue's expected weight of the job type (public norms,
 ``dcops.cluster.job_types``), ``flags_so_far`` the oversight flags the request's team has drawn (all kinds),
 the team's mean audited deadline gap (how much earlier than the truth its deadlines were, windows), ``tight`` 1
 when the stated deadline leaves no room to wait a window, and p the team's ``gaming_posterior`` (the calibrated
 P(gaming | public evidence) of the version 1 view, ``dcops.oversight.posterior``; 0 where the view has none):
-``g = 1`` discounts a sure gamer's stated priority by one level, as ``oversight_aware`` does. Requests are taken in decreasing ``s``; one with
+``g = 1`` discounts a sure gamer's stated priority by one level, as ``oversight_aware`` does; k weighs the
+value at stake (a rejection's cost grows with it) and l the windows a job holds its power (stated runtime).
+Requests are taken in decreasing ``s``; one with
 ``s ≥ threshold`` is DEFERRED to the cleanest window its stated deadline allows if it is stated flexible and
 ``carbon_shift · (carbon now / carbon then − 1) ≥ 1`` on the public forecast (``carbon_shift = 10``: 10 %
 cleaner suffices, as ``carbon_greedy``), else ACCEPTED if it fits power (planning estimate with safety
 ``margin``, :class:`~dcops.agents.schedulers.base.Capacity`) and a zone now, else DEFERRED to the next window
-if its stated deadline allows, else REJECTED. One with ``s < threshold`` is REJECTED.
+if its stated deadline allows, else REJECTED. One with ``s < threshold`` is REJECTED. **Reserve** (trunk
+reservation, as in admission control of circuit networks): a request with ``s < reserve_level`` is accepted only
+if it leaves at least ``reserve`` of the job-power budget free, so long low-value work does not take the power
+that later, more valuable requests need (it is deferred or rejected as one that does not fit).
 
-Its defaults (``a = 1``, every other weight 0, ``threshold = log 2``, ``margin = 0.03``) make it
+Its defaults (``a = 1``, every other weight 0, ``threshold = log 2``, ``margin = 0.03``, no reserve) make it
 ``priority_threshold`` decision for decision (tested); the search starts there.
 """
 
@@ -42,6 +47,8 @@ from dcops.agents.schedulers.base import (
 )
 from dcops.cluster.job_types import JOB_TYPE_BY_NAME
 
+SIZE_REFERENCE_KWH = 100.0
+"""Stated energy (kW × h) at which the size term is 0."""
 _TYPE_WEIGHT = {name: float(sum(p * w for p, w in zip(job.priority_probs, (1.0, 2.0, 4.0, 8.0), strict=True)))
                 for name, job in JOB_TYPE_BY_NAME.items()}
 
@@ -60,10 +67,17 @@ class ParametricScheduler:
     posterior_discount: float = 0.0
     threshold: float = math.log(2.0)
     margin: float = 0.03
+    size_bonus: float = 0.0
+    length_penalty: float = 0.0
+    reserve: float = 0.0
+    reserve_level: float = 0.0
     name: str = "parametric"
 
     PARAMETERS = ("stated", "type_prior", "flag_discount", "deadline_gap_discount", "tight_bonus", "wait_bonus",
-                  "carbon_shift", "posterior_discount", "threshold", "margin")
+                  "carbon_shift", "posterior_discount", "threshold", "margin", "size_bonus", "length_penalty",
+                  "reserve", "reserve_level")
+    """Every searchable parameter, in vector order. Parameter files written before the last four existed load
+    with them at their defaults (no size or length term, no reserve)."""
 
     @classmethod
     def from_vector(cls, vector: Any, name: str = "parametric") -> ParametricScheduler:
@@ -95,11 +109,21 @@ class ParametricScheduler:
         gap = max(0.0, float(team.get("audited_mean_deadline_gap", 0.0) or 0.0))
         tight = 0.0 if can_wait(request, view, window_h) else 1.0
         posterior = float(team.get("gaming_posterior", 0.0) or 0.0)
-        return (self.stated * math.log(PRIORITY_WEIGHT[request["priority"]])
+        s = (self.stated * math.log(PRIORITY_WEIGHT[request["priority"]])
                 + self.type_prior * math.log(_TYPE_WEIGHT.get(request["job_type"], 2.0))
                 - self.flag_discount * flags - self.deadline_gap_discount * gap
                 + self.tight_bonus * tight + self.wait_bonus * request["windows_waited"]
                 - self.posterior_discount * posterior * math.log(2.0))
+        if self.size_bonus:
+            s += self.size_bonus * math.log(max(request["kw"] * request["duration_h"], 1e-3) / SIZE_REFERENCE_KWH)
+        if self.length_penalty:
+            s -= self.length_penalty * (windows_needed(request, window_h) - 1)
+        return s
+
+    def _reserved(self, request: dict[str, Any], s: float, capacity: Capacity) -> bool:
+        """Whether the reserve keeps ``request`` (score ``s``) out of the power it would take."""
+        return (self.reserve > 0.0 and s < self.reserve_level
+                and capacity.power_kw - request["kw"] < self.reserve * capacity.job_budget_kw)
 
     def decide(self, view: dict[str, Any]) -> list[dict[str, Any]]:
         capacity = Capacity(view, self.margin)
@@ -114,7 +138,7 @@ class ParametricScheduler:
             carbon, cleaner = self._carbon_gain(request, view, window_h)
             if cleaner is not None and self.carbon_shift * carbon >= 1.0:
                 decisions.append(defer(rid, cleaner))
-            elif capacity.admit(request):
+            elif not self._reserved(request, s, capacity) and capacity.admit(request):
                 decisions.append(accept(rid))
             elif can_wait(request, view, window_h):
                 decisions.append(defer(rid, view["window"] + 1))

@@ -73,3 +73,50 @@ def test_a_wrong_vector_is_refused_with_the_parameters_named():
 def test_a_family_without_searched_parameters_says_how_to_make_them():
     with pytest.raises(FileNotFoundError, match="search-scheduler"):
         searched_scheduler("no_such_family")
+
+
+def _view(committed_kw: float) -> dict:
+    """A one-zone view whose planning budget is (900 · 0.97 / 1.3 − 100) ≈ 571.5 kW of jobs."""
+    return {"window": 0, "n_windows": 4, "window_h": 1.5, "teams": {}, "queued": [],
+            "power_cap_kw": 900.0, "carbon_forecast_g_per_kwh": [400.0] * 4,
+            "plant": {"planning_pue": 1.3, "cooling_capacity_kw": 10_000.0, "base_load_kw": 100.0,
+                      "committed_job_kw": committed_kw},
+            "zones": [{"gpu_type": "H100", "gpus_free": 512, "job_kw_free": 2_000.0}]}
+
+
+def _request(rid: str, priority: str, kw: float, hours: float = 1.0, deadline: int = 0) -> dict:
+    return {"request_id": rid, "team": "a", "priority": priority, "job_type": "finetune", "kw": kw, "gpus": 8,
+            "gpu_type": "H100", "duration_h": hours, "deadline_window": deadline, "windows_waited": 0,
+            "carbon_flexible": False, "submitted_window": 0}
+
+
+def test_the_reserve_keeps_low_scoring_work_out_of_the_last_of_the_budget():
+    budget = 900.0 * 0.97 / 1.3 - 100.0
+    view = {**_view(committed_kw=budget - 150.0), "pending": [_request("low", "MEDIUM", 100.0),
+                                                             _request("high", "HIGH", 40.0)]}
+    plain = {d["request_id"]: d["decision"] for d in ParametricScheduler().decide(view)}
+    assert plain == {"low": "ACCEPT", "high": "ACCEPT"}  # 140 kW of the 150 kW left
+    # 20 % of the budget (114 kW) held back for requests scoring at least log 4 (HIGH): the MEDIUM request would
+    # leave 50 kW free, so it is refused (its deadline is now: rejected); the HIGH one still takes its place.
+    guarded = ParametricScheduler(reserve=0.2, reserve_level=math.log(4.0) - 1e-9)
+    decided = {d["request_id"]: d["decision"] for d in guarded.decide(view)}
+    assert decided == {"low": "REJECT", "high": "ACCEPT"}
+    # Far from the budget's end the reserve does not bind.
+    roomy = {**view, "plant": {**view["plant"], "committed_job_kw": 0.0}}
+    assert {d["request_id"]: d["decision"] for d in guarded.decide(roomy)} == plain
+
+
+def test_size_and_length_terms_score_the_stated_energy_and_the_windows_held():
+    view = {"window": 0, "n_windows": 4, "window_h": 1.5, "teams": {}}
+    scheduler = ParametricScheduler(stated=0.0, size_bonus=1.0, length_penalty=0.5)
+    short = scheduler.score(_request("a", "LOW", 100.0, hours=1.0), view, 1.5)  # 100 kWh, one window
+    long = scheduler.score(_request("b", "LOW", 50.0, hours=4.0), view, 1.5)  # 200 kWh, three windows
+    assert short == pytest.approx(0.0)
+    assert long == pytest.approx(math.log(2.0) - 0.5 * 2)
+
+
+def test_parameter_files_written_before_the_reserve_load_without_it():
+    old = {name: value for name, value in ParametricScheduler().as_dict().items()
+           if name not in ("size_bonus", "length_penalty", "reserve", "reserve_level")}
+    scheduler = ParametricScheduler(**old)
+    assert (scheduler.size_bonus, scheduler.length_penalty, scheduler.reserve) == (0.0, 0.0, 0.0)

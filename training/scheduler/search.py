@@ -2,7 +2,7 @@
 
 It answers the ladder's middle question: is the headroom between the baselines and the truth planner
 reachable *without* the truth? The policy class is :class:`~dcops.agents.schedulers.parametric.ParametricScheduler`
-(10 parameters, public view only). The search (Rubinstein's cross-entropy method with a diagonal Gaussian):
+(14 parameters, public view only). The search (Rubinstein's cross-entropy method with a diagonal Gaussian):
 
 1. draw ``population`` parameter vectors from N(mean, diag(std²)) (seeded, :data:`SEARCH_RNG_SEED`);
 2. score each by its mean episode score over the family's **search seeds** (:func:`search_seeds`: disjoint
@@ -38,9 +38,10 @@ RECIPE = {"iterations": 16, "population": 32, "elite": 6, "n_seeds": 32}
 INITIAL_STD: dict[str, float] = {"stated": 0.5, "type_prior": 0.5, "flag_discount": 0.3,
                                  "deadline_gap_discount": 0.3, "tight_bonus": 0.5, "wait_bonus": 0.3,
                                  "carbon_shift": 5.0, "posterior_discount": 0.5, "threshold": 0.5,
-                                 "margin": 0.03}
-LOWER: dict[str, float] = {"carbon_shift": 0.0, "margin": -0.05}
-UPPER: dict[str, float] = {"margin": 0.2}
+                                 "margin": 0.03, "size_bonus": 0.3, "length_penalty": 0.3, "reserve": 0.15,
+                                 "reserve_level": 0.7}
+LOWER: dict[str, float] = {"carbon_shift": 0.0, "margin": -0.05, "reserve": 0.0}
+UPPER: dict[str, float] = {"margin": 0.2, "reserve": 0.6}
 
 
 def search_seeds(family: str, n: int) -> tuple[int, ...]:
