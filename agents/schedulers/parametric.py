@@ -78,6 +78,9 @@ class ParametricScheduler:
                   "reserve", "reserve_level")
     """Every searchable parameter, in vector order. Parameter files written before the last four existed load
     with them at their defaults (no size or length term, no reserve)."""
+    PARAMETER_SETS = {"base": PARAMETERS[:10], "extended": PARAMETERS}
+    """What a search may move (``dcops search-scheduler --parameters``): ``base``, the ten of the shipped files,
+    or ``extended``, with the size and length terms and the reserve; the others stay at their defaults."""
 
     @classmethod
     def from_vector(cls, vector: Any, name: str = "parametric") -> ParametricScheduler:

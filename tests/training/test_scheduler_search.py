@@ -7,16 +7,19 @@ import json
 import pytest
 
 from dcops.cluster.scenarios import SCENARIOS
-from dcops.training.scheduler.search import cross_entropy_search, search_seeds
+from dcops.training.scheduler.search import cross_entropy_search, search_seeds, validation_seeds
 
 
 @pytest.mark.parametrize("family", sorted(SCENARIOS))
-def test_search_seeds_never_meet_the_ladder_seeds(family):
+def test_search_and_validation_seeds_never_meet_each_other_or_any_ladder_seeds(family):
     seeds = search_seeds(family, 40)
-    assert len(set(seeds)) == 40
+    checked = validation_seeds(family, 200)
+    assert len(set(seeds)) == 40 and len(set(checked)) == 200
+    assert not set(seeds) & set(checked)
     assert not set(seeds) & set(SCENARIOS[family].seeds)
     for other in SCENARIOS.values():
         assert not set(seeds) & set(other.seeds)
+        assert not set(checked) & set(other.seeds)
 
 
 def test_a_tiny_search_is_deterministic_and_never_reports_worse_than_its_start():
@@ -28,3 +31,25 @@ def test_a_tiny_search_is_deterministic_and_never_reports_worse_than_its_start()
     assert set(first["parameters"]) == {"stated", "type_prior", "flag_discount", "deadline_gap_discount",
                                         "tight_bonus", "wait_bonus", "carbon_shift", "posterior_discount", "threshold",
                                         "margin"}
+
+
+def test_the_extended_set_searches_fourteen_parameters_and_validation_scores_three_schedulers_out_of_sample():
+    from dcops.agents.schedulers.parametric import ParametricScheduler
+
+    result = cross_entropy_search("classic", iterations=1, population=2, elite=1, n_seeds=1,
+                                  parameter_set="extended", n_validation=1)
+    assert tuple(result["parameters"]) == ParametricScheduler.PARAMETERS
+    assert len(result["parameters"]) == 14 and result["parameter_set"] == "extended"
+    validation = result["validation"]
+    assert validation["seeds"] == list(validation_seeds("classic", 1))
+    assert not set(validation["seeds"]) & set(result["search_seeds"])
+    for key in ("priority_threshold", "searched", "shipped"):  # classic ships parameters
+        assert -1.1 <= validation[key] <= 0.65
+    # The search's start is priority_threshold's equivalent, so a search that kept it validates as it does.
+    if result["parameters"] == ParametricScheduler().as_dict():
+        assert validation["searched"] == validation["priority_threshold"]
+
+
+def test_an_unknown_parameter_set_is_refused_by_name():
+    with pytest.raises(ValueError, match="parameters"):
+        cross_entropy_search("classic", iterations=1, population=1, elite=1, n_seeds=1, parameter_set="all")

@@ -4,7 +4,8 @@ It answers the ladder's middle question: is the headroom between the baselines a
 reachable *without* the truth? The policy class is :class:`~dcops.agents.schedulers.parametric.ParametricScheduler`
 (14 parameters, public view only). The search (Rubinstein's cross-entropy method with a diagonal Gaussian):
 
-1. draw ``population`` parameter vectors from N(mean, diag(std²)) (seeded, :data:`SEARCH_RNG_SEED`);
+1. draw ``population`` parameter vectors from N(mean, diag(std²)) (seeded, :data:`SEARCH_RNG_SEED`) over the
+   chosen parameter set (``--parameters``: ``base``, the ten of the shipped files, or ``extended``, fourteen);
 2. score each by its mean episode score over the family's **search seeds** (:func:`search_seeds`: disjoint
    from the seeds the ladder reports, so the ladder's figure is out of sample), the same seeds for every
    candidate (common random numbers);
@@ -15,6 +16,12 @@ seeds per candidate (16,416 episodes a family; 4 min a family on two workers her
 ``priority_threshold``'s equivalent (``ParametricScheduler()``'s defaults) and keeps the best
 candidate ever scored. The result ships as ``agents/schedulers/data/parametric_<family>.json`` with the command,
 the seeds and the per-iteration history; the ladder's ``searched`` rung loads it.
+
+**Validation** (``--validation-seeds``, 32 by default): the best candidate is the best of some 500 on the same
+32 seeds, so its search score is biased upwards. The command then plays it, ``priority_threshold`` and the
+parameters already shipped for the family on :func:`validation_seeds`, disjoint from the search's and every
+ladder's, and records the three means: out-of-sample evidence for choosing between a new search and the
+shipped one without looking at the ladder's seeds.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ from dcops.command import Command
 SEARCH_RNG_SEED = 20261203
 SEARCH_SEED_OFFSET = 500
 """A family's search seeds start this far above its first ladder seed."""
+VALIDATION_SEED_OFFSET = 700
+"""A family's validation seeds start this far above its first ladder seed."""
 MIN_STD = 0.1
 RECIPE = {"iterations": 16, "population": 32, "elite": 6, "n_seeds": 32}
 """The shipped search (module docstring): the defaults of :func:`cross_entropy_search` and of the command."""
@@ -44,51 +53,75 @@ LOWER: dict[str, float] = {"carbon_shift": 0.0, "margin": -0.05, "reserve": 0.0}
 UPPER: dict[str, float] = {"margin": 0.2, "reserve": 0.6}
 
 
-def search_seeds(family: str, n: int) -> tuple[int, ...]:
-    """``n`` seeds of ``family`` for the search, disjoint from its ladder seeds (module docstring)."""
+def _seeds(family: str, n: int, offset: int, what: str) -> tuple[int, ...]:
     from dcops.cluster.scenarios import scenario
 
     fam = scenario(family)
-    first = fam.seeds[0] + SEARCH_SEED_OFFSET
+    first = fam.seeds[0] + offset
     seeds = tuple(range(first, first + n))
     if set(seeds) & set(fam.seeds):
-        raise ValueError(f"seeds: the search seeds of {family} overlap its ladder seeds")
+        raise ValueError(f"seeds: the {what} seeds of {family} overlap its ladder seeds")
     return seeds
 
 
-def _clip(vector: np.ndarray) -> np.ndarray:
-    from dcops.agents.schedulers.parametric import ParametricScheduler
+def search_seeds(family: str, n: int) -> tuple[int, ...]:
+    """``n`` seeds of ``family`` for the search, disjoint from its ladder seeds (module docstring)."""
+    return _seeds(family, n, SEARCH_SEED_OFFSET, "search")
 
+
+def validation_seeds(family: str, n: int) -> tuple[int, ...]:
+    """``n`` seeds of ``family`` for validating a search (module docstring), disjoint from its search seeds
+    (for ``n`` up to 200) and its ladder seeds."""
+    return _seeds(family, n, VALIDATION_SEED_OFFSET, "validation")
+
+
+def _clip(vector: np.ndarray, names: tuple[str, ...]) -> np.ndarray:
     out = vector.copy()
-    for i, name in enumerate(ParametricScheduler.PARAMETERS):
+    for i, name in enumerate(names):
         out[i] = min(max(out[i], LOWER.get(name, -math.inf)), UPPER.get(name, math.inf))
     return out
+
+
+def _parameter_names(parameter_set: str) -> tuple[str, ...]:
+    from dcops.agents.schedulers.parametric import ParametricScheduler
+
+    try:
+        return ParametricScheduler.PARAMETER_SETS[parameter_set]
+    except KeyError:
+        raise ValueError(f"parameters: unknown set {parameter_set!r}; "
+                         f"known: {sorted(ParametricScheduler.PARAMETER_SETS)}") from None
 
 
 _ENVS: dict[str, Any] = {}
 
 
-def _evaluate(task: tuple[str, tuple[int, ...], list[float]]) -> float:
-    """Mean episode score of one parameter vector over ``seeds`` of ``family``."""
+def _evaluate(task: tuple[str, tuple[int, ...], dict[str, float] | None]) -> float:
+    """Mean episode score over ``seeds`` of ``family`` of the parametric scheduler with ``parameters`` (the
+    others at their defaults), or of ``priority_threshold`` for ``None``."""
     import dcops
+    from dcops.agents.schedulers import PriorityThresholdScheduler
     from dcops.agents.schedulers.parametric import ParametricScheduler
     from dcops.evaluation.play import run_episode
 
-    family, seeds, vector = task
+    family, seeds, parameters = task
     if family not in _ENVS:
         _ENVS[family] = dcops.parallel_env(scenario=family)
     env = _ENVS[family]
-    return float(np.mean([run_episode(ParametricScheduler.from_vector(vector), s, env=env)["score"] for s in seeds]))
+    scheduler = PriorityThresholdScheduler() if parameters is None else ParametricScheduler(**parameters)
+    return float(np.mean([run_episode(scheduler, s, env=env)["score"] for s in seeds]))
 
 
 def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
                          population: int = RECIPE["population"], elite: int = RECIPE["elite"],
-                         n_seeds: int = RECIPE["n_seeds"], workers: int = 1, progress: Any = None) -> dict[str, Any]:
-    """Run the search of the module docstring; return the best parameters and the history."""
+                         n_seeds: int = RECIPE["n_seeds"], workers: int = 1, progress: Any = None,
+                         parameter_set: str = "base", n_validation: int = 0) -> dict[str, Any]:
+    """Run the search of the module docstring; return the best parameters, the history and, with
+    ``n_validation`` seeds, the validation (module docstring)."""
     from dcops.agents.schedulers.parametric import ParametricScheduler
 
-    names = ParametricScheduler.PARAMETERS
+    names = _parameter_names(parameter_set)
     seeds = search_seeds(family, n_seeds)
+    checked = validation_seeds(family, n_validation)
     rng = np.random.default_rng(SEARCH_RNG_SEED)
     start = ParametricScheduler()
     mean = np.array([getattr(start, n) for n in names], dtype=np.float64)
@@ -102,11 +135,15 @@ def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
         pool = multiprocessing.get_context("spawn").Pool(workers)
     try:
         mapper = pool.map if pool is not None else (lambda f, xs: list(map(f, xs)))
-        start_score = mapper(_evaluate, [(family, seeds, mean.tolist())])[0]
+
+        def as_parameters(vector: np.ndarray) -> dict[str, float]:
+            return dict(zip(names, map(float, vector), strict=True))
+
+        start_score = mapper(_evaluate, [(family, seeds, as_parameters(mean))])[0]
         best_vector, best_score = mean.copy(), start_score
         for it in range(iterations):
-            candidates = [_clip(mean + std * rng.standard_normal(len(names))) for _ in range(population)]
-            scores = np.array(mapper(_evaluate, [(family, seeds, c.tolist()) for c in candidates]))
+            candidates = [_clip(mean + std * rng.standard_normal(len(names)), names) for _ in range(population)]
+            scores = np.array(mapper(_evaluate, [(family, seeds, as_parameters(c)) for c in candidates]))
             order = np.argsort(-scores)
             elites = np.array([candidates[i] for i in order[:elite]])
             mean = elites.mean(axis=0)
@@ -117,13 +154,24 @@ def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
                             "population_mean": float(scores.mean()), "best_so_far": best_score})
             if progress is not None:
                 progress(history[-1])
+        result = {"family": family, "parameters": as_parameters(best_vector),
+                  "search_score": best_score, "start_score": start_score, "search_seeds": list(seeds),
+                  "iterations": iterations, "population": population, "elite": elite, "history": history}
+        if parameter_set != "base":
+            result["parameter_set"] = parameter_set
+        if checked:
+            shipped = data_path(family)
+            tasks = [(family, checked, None), (family, checked, result["parameters"])]
+            if shipped.exists():
+                tasks.append((family, checked, json.loads(shipped.read_text())["parameters"]))
+            means = [float(m) for m in mapper(_evaluate, tasks)]
+            result["validation"] = {"seeds": list(checked), "priority_threshold": means[0], "searched": means[1],
+                                    "shipped": means[2] if shipped.exists() else None}
     finally:
         if pool is not None:
             pool.close()
             pool.join()
-    return {"family": family, "parameters": dict(zip(names, map(float, best_vector), strict=True)),
-            "search_score": best_score, "start_score": start_score, "search_seeds": list(seeds),
-            "iterations": iterations, "population": population, "elite": elite, "history": history}
+    return result
 
 
 def data_path(family: str) -> Path:
@@ -139,6 +187,11 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--elite", type=int, default=RECIPE["elite"])
     parser.add_argument("--seeds", type=int, default=RECIPE["n_seeds"], help="search seeds per candidate")
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--parameters", default="base", help="parameter set to search: base (the ten of the "
+                        "shipped files) or extended (also the size and length terms and the reserve)")
+    parser.add_argument("--validation-seeds", type=int, default=32, help="validation seeds, disjoint from the "
+                        "search's and the ladder's: the result, priority_threshold and the shipped parameters are "
+                        "scored on them and recorded (0 skips)")
     parser.add_argument("--out", default=None, help="output file (default: the shipped agents/schedulers/data/parametric_<family>.json)")
 
 
@@ -156,15 +209,28 @@ def _run(args: argparse.Namespace) -> int:
             raise SystemExit(f"--{name}: must be >= 1")
     if not 1 <= args.elite <= args.population:
         raise SystemExit("--elite: must be between 1 and --population")
+    if not 0 <= args.validation_seeds <= 200:
+        raise SystemExit("--validation-seeds: must be between 0 and 200")
+    try:
+        _parameter_names(args.parameters)
+    except ValueError as error:
+        raise SystemExit(f"--{error}") from None
     for family in families:
         result = cross_entropy_search(family, args.iterations, args.population, args.elite, args.seeds,
-                                      args.workers, progress=lambda h, f=family: print(f, json.dumps(h), flush=True))
+                                      args.workers, progress=lambda h, f=family: print(f, json.dumps(h), flush=True),
+                                      parameter_set=args.parameters, n_validation=args.validation_seeds)
         result["command"] = (f"dcops search-scheduler --family {family} --iterations {args.iterations} "
-                             f"--population {args.population} --elite {args.elite} --seeds {args.seeds}")
+                             f"--population {args.population} --elite {args.elite} --seeds {args.seeds}"
+                             + (f" --parameters {args.parameters}" if args.parameters != "base" else ""))
         out = Path(args.out) if args.out and len(families) == 1 else data_path(family)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=1) + "\n")
         print(f"{family}: {result['start_score']:+.4f} -> {result['search_score']:+.4f} on the search seeds; wrote {out}")
+        if "validation" in result:
+            v = result["validation"]
+            shipped = "none shipped" if v["shipped"] is None else f"shipped {v['shipped']:+.4f}"
+            print(f"{family} validation ({len(v['seeds'])} seeds): priority_threshold {v['priority_threshold']:+.4f}, "
+                  f"this search {v['searched']:+.4f}, {shipped}")
     return 0
 
 
