@@ -57,7 +57,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_matrix
+from scipy.sparse import coo_matrix, csr_matrix, hstack, vstack
 
 from dcops.cluster.reward import (
     MISS_COST,
@@ -77,7 +77,8 @@ LOOP_TOLERANCE_K = 0.3
 
 @dataclass
 class HindsightBound:
-    """The bound (``throughput_value``, a proven upper bound) and the best plan found (``plan_value`` ≤ it)."""
+    """The bound (``throughput_value``, a proven upper bound) and the best plan found (``plan_value`` ≤ it). A plan
+    made for the score (``objective="score"``) is not a bound: both fields are then the plan's value."""
 
     throughput_value: float
     plan_value: float
@@ -87,7 +88,8 @@ class HindsightBound:
     status: str
     n_jobs: int
     window_terms: list[float] = field(default_factory=list)
-    """``objective="score"`` only: the plan's lower bound h_w of each window's throughput term."""
+    """``objective="score"`` only: the plan's lower bound h_w of each window's throughput term (empty when no job
+    is worth running)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {"throughput_value": self.throughput_value, "plan_value": self.plan_value,
@@ -239,7 +241,8 @@ def hindsight_bound(episode: Any, budget_kw: NDArray[np.float64] | None = None,
         # books as unfinished and never started when it is accepted and left in the queue.
         base = -REJECT_COST[truth.true_priority] * value if d < n or config.game_version >= 1 else 0.0
         base_total += base
-        not_run[request_id] = (base, request.submitted_window)  # a plan follower rejects it on arrival
+        # A plan follower rejects a job it does not run on arrival: a rejection, whatever the game version.
+        not_run[request_id] = (-REJECT_COST[truth.true_priority] * value, request.submitted_window)
         for start in range(request.submitted_window, n):
             a = start * s_per
             end = a + r
@@ -259,7 +262,8 @@ def hindsight_bound(episode: Any, budget_kw: NDArray[np.float64] | None = None,
             blind0 = request.submitted_window * s_per
             blind = energy * (ci_cum[blind0 + steps] - ci_cum[blind0]) / steps
             columns.append((request_id, start, c - base, blind - actual))
-            booked.append((c, (end - 1) // s_per if end <= horizon else n - 1))
+            # The ledger books a completion in its window, a miss in the deadline window, the rest at the horizon.
+            booked.append((c, d if c < 0 else (end - 1) // s_per if end <= horizon else n - 1))
     if not columns:
         return HindsightBound(base_total, base_total, 0.0, budget.tolist(), {}, "no job worth running",
                               len(ledger.order))
@@ -353,24 +357,24 @@ def _score_stage(config: Any, columns: list[tuple[str, int, float, float]], book
     rows_net[window, np.arange(m)] += score
     rows_net[base_window[members], np.arange(m)] -= base[members]       # running it undoes its rejection
     rows_loss[base_window[members], np.arange(m)] += base[members]       # −|base|: the loss it avoids
+    rows_loss[window, np.arange(m)] += np.maximum(-score, 0.0)            # a planned miss (none while c > base)
     const_net = -fixed_loss.copy()
     const_loss = fixed_loss.copy()
     np.add.at(const_net, base_window, base)
     np.add.at(const_loss, base_window, -base)
     eye = np.eye(n) * scale
     # t_w·V − net_w(x) ≤ const_net_w ;  t_w·V + 2·loss_w(x) ≤ V − 2·const_loss_w
-    from scipy.sparse import csr_matrix, hstack, vstack
-
     a_net = hstack([csr_matrix(-rows_net), csr_matrix(eye)])
     a_loss = hstack([csr_matrix(2.0 * rows_loss), csr_matrix(eye)])
     a_old = hstack([matrix, csr_matrix((matrix.shape[0], n))])
     constraints = [LinearConstraint(vstack([a_old, a_net, a_loss]).tocsr(),
                                     np.concatenate([lb, np.full(2 * n, -np.inf)]),
                                     np.concatenate([ub, const_net, scale - 2.0 * const_loss]))]
-    objective = np.concatenate([-1e-6 * gain / scale, -np.ones(n)])
+    cost = np.concatenate([-1e-6 * gain / scale, -np.ones(n)])
     integrality = np.concatenate([np.ones(m), np.zeros(n)])
-    bounds = Bounds(np.concatenate([np.zeros(m), np.full(n, -2.0)]), np.concatenate([np.ones(m), np.ones(n)]))
-    result = milp(objective, constraints=constraints, integrality=integrality, bounds=bounds,
+    # t_w is free below: a window's unavoidable losses may take its bound below any fixed floor.
+    bounds = Bounds(np.concatenate([np.zeros(m), np.full(n, -np.inf)]), np.concatenate([np.ones(m), np.ones(n)]))
+    result = milp(cost, constraints=constraints, integrality=integrality, bounds=bounds,
                   options=_solver_limits(config.game_version, time_limit_s, NODE_LIMIT))
     if result.x is None:
         return HindsightBound(float("nan"), float("nan"), float("nan"), budget.tolist(), {}, str(result.message),
@@ -378,6 +382,9 @@ def _score_stage(config: Any, columns: list[tuple[str, int, float, float]], book
     x = result.x[:m] > 0.5
     chosen = {columns[k][0]: columns[k][1] for k in np.flatnonzero(x)}
     value = base_total + float(gain @ x)
+    # h_w of the chosen starts themselves (a node-limited incumbent's t_w may sit below them).
+    net, loss = rows_net @ x + const_net, rows_loss @ x + const_loss
+    terms = np.minimum(net / scale, 1.0 - 2.0 * loss / scale)
     return HindsightBound(value, value, float(carbon @ x), budget.tolist(), chosen,
                           "score objective" if result.status == 0 else str(result.message), n_requests,
-                          [float(t) for t in result.x[m:]])
+                          [float(t) for t in terms])

@@ -45,7 +45,7 @@ ELECTRICAL_START = 0.8
 REPAIR_CUT = 0.9
 """Factor on a window's budget after a followed run had an incident in it."""
 PASSES = 4
-"""Plans followed from each start budget."""
+"""Plans followed from each start budget and objective."""
 OBJECTIVES = ("value", "score")
 """What the plans maximise (module docstring); the planner plays each from each start budget."""
 
@@ -75,7 +75,8 @@ class PlanFollower:
 @dataclass
 class TruthPlannerResult:
     """The best run's episode summary (as ``run_episode`` returns it), which start it came from, every run, and
-    the best run's plan (request id -> planned start window; :class:`PlanFollower` replays it on the same seed)."""
+    the best run's plan (request id -> planned start window; :class:`PlanFollower` replays it on the same seed) and
+    the objective it was planned for (``"value"`` or ``"score"``)."""
 
     summary: dict[str, Any]
     start: str
@@ -89,9 +90,13 @@ def play_truth_planner(env: Any, seed: int, passes: int = PASSES,
                        objectives: tuple[str, ...] = OBJECTIVES) -> TruthPlannerResult:
     """Play ``seed`` on ``env`` (a ``dcops.parallel_env``) as the truth-knowing planner (module docstring)."""
     from dcops.agents.schedulers import PriorityThresholdScheduler
+    from dcops.cluster.hindsight import OBJECTIVES as KNOWN
     from dcops.cluster.hindsight import electrical_job_power_budget, hindsight_bound, job_power_budget
     from dcops.evaluation.play import run_episode
 
+    unknown = [o for o in objectives if o not in KNOWN]
+    if unknown:
+        raise ValueError(f"objectives: unknown {unknown}; known: {list(KNOWN)}")
     best: TruthPlannerResult | None = None
     runs: list[dict[str, Any]] = []
     for start, objective in [(s, o) for o in objectives for s in starts]:

@@ -113,10 +113,10 @@ class ParametricScheduler:
         tight = 0.0 if can_wait(request, view, window_h) else 1.0
         posterior = float(team.get("gaming_posterior", 0.0) or 0.0)
         s = (self.stated * math.log(PRIORITY_WEIGHT[request["priority"]])
-                + self.type_prior * math.log(_TYPE_WEIGHT.get(request["job_type"], 2.0))
-                - self.flag_discount * flags - self.deadline_gap_discount * gap
-                + self.tight_bonus * tight + self.wait_bonus * request["windows_waited"]
-                - self.posterior_discount * posterior * math.log(2.0))
+             + self.type_prior * math.log(_TYPE_WEIGHT.get(request["job_type"], 2.0))
+             - self.flag_discount * flags - self.deadline_gap_discount * gap
+             + self.tight_bonus * tight + self.wait_bonus * request["windows_waited"]
+             - self.posterior_discount * posterior * math.log(2.0))
         if self.size_bonus:
             s += self.size_bonus * math.log(max(request["kw"] * request["duration_h"], 1e-3) / SIZE_REFERENCE_KWH)
         if self.length_penalty:

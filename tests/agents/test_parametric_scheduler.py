@@ -96,8 +96,8 @@ def test_the_reserve_keeps_low_scoring_work_out_of_the_last_of_the_budget():
                                                              _request("high", "HIGH", 40.0)]}
     plain = {d["request_id"]: d["decision"] for d in ParametricScheduler().decide(view)}
     assert plain == {"low": "ACCEPT", "high": "ACCEPT"}  # 140 kW of the 150 kW left
-    # 20 % of the budget (114 kW) held back for requests scoring at least log 4 (HIGH): the MEDIUM request would
-    # leave 50 kW free, so it is refused (its deadline is now: rejected); the HIGH one still takes its place.
+    # 20 % of the budget (114 kW) held back for requests scoring at least log 4 (HIGH): the HIGH request goes
+    # first and the MEDIUM one would then leave 10 kW free, so it is refused (its deadline is now: rejected); the HIGH one still takes its place.
     guarded = ParametricScheduler(reserve=0.2, reserve_level=math.log(4.0) - 1e-9)
     decided = {d["request_id"]: d["decision"] for d in guarded.decide(view)}
     assert decided == {"low": "REJECT", "high": "ACCEPT"}
@@ -115,8 +115,14 @@ def test_size_and_length_terms_score_the_stated_energy_and_the_windows_held():
     assert long == pytest.approx(math.log(2.0) - 0.5 * 2)
 
 
-def test_parameter_files_written_before_the_reserve_load_without_it():
-    old = {name: value for name, value in ParametricScheduler().as_dict().items()
-           if name not in ("size_bonus", "length_penalty", "reserve", "reserve_level")}
-    scheduler = ParametricScheduler(**old)
-    assert (scheduler.size_bonus, scheduler.length_penalty, scheduler.reserve) == (0.0, 0.0, 0.0)
+@pytest.mark.parametrize("family", ["classic", "oversubscribed", "chiller_fault", "adversarial"])
+def test_the_shipped_ten_parameter_files_load_without_the_extended_terms(family):
+    import json
+
+    from dcops.agents.schedulers.parametric import data_dir
+
+    on_file = json.loads((data_dir() / f"parametric_{family}.json").read_text())["parameters"]
+    assert tuple(on_file) == ParametricScheduler.PARAMETER_SETS["base"]
+    scheduler = searched_scheduler(family)
+    assert scheduler.as_dict() == {**on_file, "size_bonus": 0.0, "length_penalty": 0.0, "reserve": 0.0,
+                                   "reserve_level": 0.0}

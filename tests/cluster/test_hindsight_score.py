@@ -17,8 +17,10 @@ from dcops.evaluation.play import run_episode
 from dcops.evaluation.truth_planner import PlanFollower
 
 
-def finished_episode(jobs: list[tuple[str, Priority, float, float, int]], value_scale: float) -> ClusterEpisode:
-    ep = ClusterEpisode(ClusterConfig(n_windows=3, faults=(), value_scale=value_scale), RuleFastPath())
+def finished_episode(jobs: list[tuple[str, Priority, float, float, int]], value_scale: float,
+                     game_version: int = 1) -> ClusterEpisode:
+    ep = ClusterEpisode(ClusterConfig(n_windows=3, faults=(), value_scale=value_scale, game_version=game_version),
+                        RuleFastPath())
     ep.reset(np.random.default_rng(0), np.random.default_rng(0), ["team_0"])
     ep.submit([Submission(Request(rid, "team_0", "finetune", "", kw, h, 8, "H100", p, d, False, 1.0, 0),
                           RequestTruth(p, d, False, h)) for rid, p, kw, h, d in jobs])
@@ -85,3 +87,31 @@ def test_an_unknown_objective_is_refused_by_name():
     ep = finished_episode([("low", Priority.LOW, 90.0, 1.0, 0)], 10.0)
     with pytest.raises(ValueError, match="objective"):
         hindsight_bound(ep, budget_kw=np.full(3, 100.0), objective="profit")
+
+
+def test_losses_far_above_the_scale_still_give_a_plan():
+    # Two CRITICAL jobs of which only one fits: rejecting the other loses 0.5·480 = 240 = 24·V in window 0, so
+    # the window's term is far below −1 whatever the plan. The plan still runs one of them.
+    ep = finished_episode([("a", Priority.CRITICAL, 60.0, 1.0, 0), ("b", Priority.CRITICAL, 60.0, 1.0, 0)], 10.0)
+    score = hindsight_bound(ep, budget_kw=np.full(3, 100.0), objective="score")
+    assert len(score.starts) == 1
+    assert score.window_terms[0] == pytest.approx(1.0 - 2.0 * 240.0 / 10.0)
+
+
+def test_with_no_job_worth_running_the_score_plan_is_empty_and_books_the_rejections():
+    ep = finished_episode([("late", Priority.CRITICAL, 50.0, 3.0, 0)], 10.0)  # 3 h cannot finish in its window
+    score = hindsight_bound(ep, budget_kw=np.full(3, 100.0), objective="score")
+    assert score.starts == {} and score.window_terms == []
+    assert score.plan_value == pytest.approx(-0.5 * 8 * 50.0 * 3.0)
+
+
+def test_in_game_version_0_a_job_due_after_the_horizon_counts_its_rejection_in_the_score_plan():
+    # Version 0's value bound books a job due after the horizon at 0 when it never starts, so it runs the LOW job
+    # (90 kW × 4.5 h = 405) over the HIGH one (4 · 20 kW × 4.5 h = 360); only one fits 90 kW. But the plan
+    # follower rejects what it does not run, which costs 0.3 · 360 = 108 for the HIGH job and nothing for the
+    # LOW one, so the score plan (V far above: linear) runs the HIGH job: 360 against 405 − 108 = 297.
+    ep = finished_episode([("high", Priority.HIGH, 20.0, 4.5, 9), ("low", Priority.LOW, 90.0, 4.5, 9)], 1e7,
+                          game_version=0)
+    budget = np.full(3, 90.0)
+    assert hindsight_bound(ep, budget_kw=budget).starts == {"low": 0}
+    assert hindsight_bound(ep, budget_kw=budget, objective="score").starts == {"high": 0}

@@ -45,9 +45,21 @@ def test_the_extended_set_searches_fourteen_parameters_and_validation_scores_thr
     assert not set(validation["seeds"]) & set(result["search_seeds"])
     for key in ("priority_threshold", "searched", "shipped"):  # classic ships parameters
         assert -1.1 <= validation[key] <= 0.65
-    # The search's start is priority_threshold's equivalent, so a search that kept it validates as it does.
-    if result["parameters"] == ParametricScheduler().as_dict():
-        assert validation["searched"] == validation["priority_threshold"]
+    import dcops
+    from dcops.agents.schedulers import PriorityThresholdScheduler
+    from dcops.agents.schedulers.parametric import searched_scheduler
+    from dcops.evaluation.play import run_episode
+
+    env = dcops.parallel_env(scenario="classic")
+    seed = validation["seeds"][0]
+    assert validation["priority_threshold"] == run_episode(PriorityThresholdScheduler(), seed, env=env)["score"]
+    assert validation["shipped"] == run_episode(searched_scheduler("classic"), seed, env=env)["score"]
+    assert validation["searched"] == run_episode(ParametricScheduler(**result["parameters"]), seed, env=env)["score"]
+
+
+def test_search_seeds_that_would_meet_the_validation_seeds_are_refused():
+    with pytest.raises(ValueError, match="overlap"):
+        cross_entropy_search("classic", iterations=1, population=1, elite=1, n_seeds=201, n_validation=1)
 
 
 def test_an_unknown_parameter_set_is_refused_by_name():

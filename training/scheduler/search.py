@@ -17,7 +17,7 @@ seeds per candidate (16,416 episodes a family; 4 min a family on two workers her
 candidate ever scored. The result ships as ``agents/schedulers/data/parametric_<family>.json`` with the command,
 the seeds and the per-iteration history; the ladder's ``searched`` rung loads it.
 
-**Validation** (``--validation-seeds``, 32 by default): the best candidate is the best of some 500 on the same
+**Validation** (``--validation-seeds N``; the shipped files were made without): the best candidate is the best of some 500 on the same
 32 seeds, so its search score is biased upwards. The command then plays it, ``priority_threshold`` and the
 parameters already shipped for the family on :func:`validation_seeds`, disjoint from the search's and every
 ladder's, and records the three means: out-of-sample evidence for choosing between a new search and the
@@ -70,8 +70,8 @@ def search_seeds(family: str, n: int) -> tuple[int, ...]:
 
 
 def validation_seeds(family: str, n: int) -> tuple[int, ...]:
-    """``n`` seeds of ``family`` for validating a search (module docstring), disjoint from its search seeds
-    (for ``n`` up to 200) and its ladder seeds."""
+    """``n`` seeds of ``family`` for validating a search (module docstring), disjoint from its ladder seeds (and
+    from its search seeds while the search uses at most 200; :func:`cross_entropy_search` checks)."""
     return _seeds(family, n, VALIDATION_SEED_OFFSET, "validation")
 
 
@@ -122,6 +122,8 @@ def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
     names = _parameter_names(parameter_set)
     seeds = search_seeds(family, n_seeds)
     checked = validation_seeds(family, n_validation)
+    if set(checked) & set(seeds):
+        raise ValueError(f"seeds: {n_seeds} search seeds of {family} overlap its {n_validation} validation seeds")
     rng = np.random.default_rng(SEARCH_RNG_SEED)
     start = ParametricScheduler()
     mean = np.array([getattr(start, n) for n in names], dtype=np.float64)
@@ -189,9 +191,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--parameters", default="base", help="parameter set to search: base (the ten of the "
                         "shipped files) or extended (also the size and length terms and the reserve)")
-    parser.add_argument("--validation-seeds", type=int, default=32, help="validation seeds, disjoint from the "
+    parser.add_argument("--validation-seeds", type=int, default=0, help="validation seeds, disjoint from the "
                         "search's and the ladder's: the result, priority_threshold and the shipped parameters are "
-                        "scored on them and recorded (0 skips)")
+                        "scored on them and recorded (default 0: none, as the shipped files were made)")
     parser.add_argument("--out", default=None, help="output file (default: the shipped agents/schedulers/data/parametric_<family>.json)")
 
 
@@ -221,7 +223,8 @@ def _run(args: argparse.Namespace) -> int:
                                       parameter_set=args.parameters, n_validation=args.validation_seeds)
         result["command"] = (f"dcops search-scheduler --family {family} --iterations {args.iterations} "
                              f"--population {args.population} --elite {args.elite} --seeds {args.seeds}"
-                             + (f" --parameters {args.parameters}" if args.parameters != "base" else ""))
+                             + (f" --parameters {args.parameters}" if args.parameters != "base" else "")
+                             + (f" --validation-seeds {args.validation_seeds}" if args.validation_seeds else ""))
         out = Path(args.out) if args.out and len(families) == 1 else data_path(family)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=1) + "\n")
