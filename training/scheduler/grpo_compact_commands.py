@@ -1,7 +1,8 @@
 """Sub-commands of the LLM scheduler's GRPO stage on compact prompts (see ``dcops.cli``): ``dcops
-llm-counterfactual`` (each answer's episode return, :mod:`dcops.training.scheduler.counterfactual`) and ``dcops
+llm-counterfactual`` (each answer's episode return, :mod:`dcops.training.scheduler.counterfactual`), ``dcops
 train-scheduler-grpo-compact`` (GRPO from the SFT adapter, every answer in the group,
-:mod:`dcops.training.scheduler.grpo_compact`).
+:mod:`dcops.training.scheduler.grpo_compact`) and ``dcops llm-advantage-probe`` (how much of that return the
+public prompt predicts, :mod:`dcops.training.scheduler.advantage_probe`).
 
 The published run (``reports/llm/grpo_compact/README.md`` records its outputs)::
 
@@ -136,7 +137,45 @@ def _train_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _probe_arguments(parser: argparse.ArgumentParser) -> None:
+    p = parser.add_argument
+    p("--data", type=Path, default=Path("runs/llm_counterfactual"), help="llm-counterfactual's dataset folder")
+    p("--out", type=Path, default=Path("reports/llm/advantage_probe"), help="report folder (README.md, result.json)")
+    p("--epochs", type=int, default=60)
+    p("--hidden", type=int, default=64, help="hidden units of each of the MLP's two layers")
+    p("--seed", type=int, default=0)
+
+
+def _probe_run(args: argparse.Namespace) -> int:
+    import json
+    import shlex
+    import sys
+
+    from dcops.training.scheduler.advantage_probe import ProbeData, markdown, run_probe
+
+    try:
+        train = ProbeData.read(args.data / "train.jsonl")
+        validation = ProbeData.read(args.data / "validation.jsonl")
+        result = run_probe(train, validation, epochs=args.epochs, hidden=args.hidden, seed=args.seed)
+    except FileNotFoundError as error:
+        raise SystemExit(f"--data: {error.filename} not found; make it with `dcops llm-counterfactual`") from None
+    except ValueError as error:
+        raise SystemExit(f"dcops llm-advantage-probe: {error}") from None
+    command = ("dcops llm-advantage-probe " + shlex.join(sys.argv[2:])).strip() if sys.argv[1:2] == ["llm-advantage-probe"] \
+        else "dcops llm-advantage-probe"
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "result.json").write_text(json.dumps({**result, "command": command}, indent=1) + "\n")
+    (args.out / "README.md").write_text(markdown(result, command))
+    best = result["best"]
+    print(f"oracle one-step gain {result['oracle_gain']:+.5f}; probe {best['gain']:+.5f} "
+          f"({100 * best['share_of_oracle']:.1f} %); wrote {args.out}")
+    return 0
+
+
 COMMANDS = [
+    Command("llm-advantage-probe", "How much of llm-counterfactual's advantage over the teacher the public prompt "
+            "predicts: an MLP on each prompt's public numbers, scored by its one-step gain on validation seeds",
+            _probe_arguments, _probe_run),
     Command("llm-counterfactual", "Episode return of every answer to every request (one answer changed, "
             "priority_threshold playing on): the GRPO stage's reward, fixed seed split", _data_arguments, _data_run),
     Command("train-scheduler-grpo-compact", "GRPO from the SFT adapter on compact per-request prompts, every "
