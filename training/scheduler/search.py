@@ -2,7 +2,8 @@
 
 It answers the ladder's middle question: is the headroom between the baselines and the truth planner
 reachable *without* the truth? The policy class is :class:`~dcops.agents.schedulers.parametric.ParametricScheduler`
-(14 parameters, public view only). The search (Rubinstein's cross-entropy method with a diagonal Gaussian):
+(10 parameters, 14 with ``--parameters extended``; public view only). The search (Rubinstein's cross-entropy
+method with a diagonal Gaussian):
 
 1. draw ``population`` parameter vectors from N(mean, diag(std²)) (seeded, :data:`SEARCH_RNG_SEED`) over the
    chosen parameter set (``--parameters``: ``base``, the ten of the shipped files, or ``extended``, fourteen);
@@ -17,11 +18,11 @@ seeds per candidate (16,416 episodes a family; 4 min a family on two workers her
 candidate ever scored. The result ships as ``agents/schedulers/data/parametric_<family>.json`` with the command,
 the seeds and the per-iteration history; the ladder's ``searched`` rung loads it.
 
-**Validation** (``--validation-seeds N``; the shipped files were made without): the best candidate is the best of some 500 on the same
-32 seeds, so its search score is biased upwards. The command then plays it, ``priority_threshold`` and the
-parameters already shipped for the family on :func:`validation_seeds`, disjoint from the search's and every
-ladder's, and records the three means: out-of-sample evidence for choosing between a new search and the
-shipped one without looking at the ladder's seeds.
+**Validation** (``--validation-seeds N``; the shipped files were made without): the best candidate is the best of
+some 500 on the same 32 seeds, so its search score is biased upwards. The command then plays it,
+``priority_threshold`` and the parameters already shipped for the family on :func:`validation_seeds`, disjoint from
+the search's and every ladder's, and records the three means: out-of-sample evidence for choosing between a new
+search and the shipped one without looking at the ladder's seeds.
 """
 
 from __future__ import annotations
