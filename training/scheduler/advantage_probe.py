@@ -34,10 +34,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from dcops.agents.llm.compact import ANSWER_WORDS as ANSWERS
 from dcops.cluster.job_types import JOB_TYPE_NAMES
+from dcops.cluster.requests import Priority
 
-ANSWERS = ("ACCEPT", "REJECT", "DEFER")
-_PRIORITIES = ("LOW", "MEDIUM", "HIGH", "CRITICAL")
+_PRIORITIES = tuple(p.name for p in Priority)
 FEATURE_NAMES: tuple[str, ...] = (
     "window_fraction", "windows_left_fraction", "carbon_now", "carbon_next_ratio", "carbon_lowest_ratio",
     "team_requests", "team_audited", "team_flagged", "team_gaming_risk",

@@ -161,8 +161,7 @@ def _probe_run(args: argparse.Namespace) -> int:
         raise SystemExit(f"--data: {error.filename} not found; make it with `dcops llm-counterfactual`") from None
     except ValueError as error:
         raise SystemExit(f"dcops llm-advantage-probe: {error}") from None
-    command = ("dcops llm-advantage-probe " + shlex.join(sys.argv[2:])).strip() if sys.argv[1:2] == ["llm-advantage-probe"] \
-        else "dcops llm-advantage-probe"
+    command = "dcops " + shlex.join(sys.argv[1:]) if sys.argv[1:] else "dcops llm-advantage-probe"
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "result.json").write_text(json.dumps({**result, "command": command}, indent=1) + "\n")
     (args.out / "README.md").write_text(markdown(result, command))
