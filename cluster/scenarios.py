@@ -22,7 +22,8 @@ submits, how much, how tight the plant is, what fails), never the reward's weigh
                     the scheduler sees is someone's strategy.
 ==================  ==========================================================================================
 
-Each family's evaluation seeds (:attr:`Scenario.seeds`) are its own, so a figure of one family never shares an
+Each family's evaluation seeds (:attr:`Scenario.seeds`, 40: the issue's depth conditions are paired over 40
+seeds; the first 20 were the ladder's until 2026-12-06) are its own, so a figure of one family never shares an
 episode with another's.
 """
 
@@ -43,20 +44,20 @@ class Scenario:
 
 
 SCENARIOS: dict[str, Scenario] = {
-    "classic": Scenario("classic", "ClusterConfig's defaults (every earlier figure)", {}, tuple(range(20))),
+    "classic": Scenario("classic", "ClusterConfig's defaults (every earlier figure)", {}, tuple(range(40))),
     "oversubscribed": Scenario(
         "oversubscribed", "6 teams, up to 6 requests each per window, against the classic plant",
         {"team_kinds": ("cooperative", "cooperative", "cooperative", "strategic", "strategic", "adaptive"),
          "max_requests_per_team": 6},
-        tuple(range(2000, 2020))),
+        tuple(range(2000, 2040))),
     "chiller_fault": Scenario(
         "chiller_fault", "the classic teams, and a chiller trip in every episode",
-        {"chiller_trip_probability": 1.0}, tuple(range(3000, 3020))),
+        {"chiller_trip_probability": 1.0}, tuple(range(3000, 3040))),
     "adversarial": Scenario(
         "adversarial", "2 cooperative teams and one of every strategic kind",
         {"team_kinds": ("cooperative", "cooperative", "strategic", "adaptive", "injecting", "detector_aware",
                         "slow_burn")},
-        tuple(range(4000, 4020))),
+        tuple(range(4000, 4040))),
 }
 """Every family by name (module docstring)."""
 

@@ -13,9 +13,10 @@ seeds, the rungs from the floor up:
 ``oversight_aware``    ``priority_threshold`` discounting stated priority and deadline by the team posterior
 ``searched``           the parametric public-information scheduler as ``dcops search-scheduler`` tuned it on
                        the family's search seeds (``agents/schedulers/data``; the rung is left out where none ship)
-``ppo``                the RL scheduler (``dcops.agents.schedulers.learned``, the shipped weights), on the families
-                       whose scheduler observation its network reads (the number of teams and zones it was
-                       trained with: ``SlotPolicy.fits``); left out of the others
+``ppo``                the RL scheduler (``dcops.agents.schedulers.learned``): the weights trained on the family
+                       where they ship (``ppo_scheduler_<family>.npz``), else the matrix-trained weights, on the
+                       families whose scheduler observation the network reads (the number of teams and zones it
+                       was trained with: ``SlotPolicy.fits``); left out of the others
 ``truth_planner``      knows every request's truth and every arrival (evaluator-only, ``truth_planner``)
 ``hindsight_bound``    the hindsight MILP bound's throughput value (no score: it is a bound on value)
 =====================  =====================================================================================
@@ -59,7 +60,7 @@ def _scheduler(name: str, family: str) -> Any:
     from dcops.agents.schedulers.parametric import searched_scheduler
 
     if name == LEARNED_RUNG:
-        return LEARNED[name]()
+        return LEARNED[name](family=family)
     if name == "random":
         return RandomScheduler()
     if name == "oversight_aware":
@@ -72,12 +73,12 @@ def _scheduler(name: str, family: str) -> Any:
 def family_rungs(family: str, env: Any = None) -> tuple[str, ...]:
     """The rungs of :data:`RUNGS` that can play ``family``: ``searched`` only where its parameters ship, ``ppo``
     only where its network reads the family's observation (``env``: a family env already built, else one is)."""
-    from dcops.agents.schedulers.learned import shipped_policy
+    from dcops.agents.schedulers.learned import family_policy
     from dcops.agents.schedulers.parametric import data_dir
 
     has_search = (data_dir() / f"parametric_{family}.json").exists()
     env = env if env is not None else family_env(family)
-    learned_fits = shipped_policy().fits(env.observation_space("scheduler"))
+    learned_fits = family_policy(family).fits(env.observation_space("scheduler"))
     return tuple(r for r in RUNGS if (r != SEARCHED or has_search) and (r != LEARNED_RUNG or learned_fits))
 
 

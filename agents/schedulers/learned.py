@@ -3,7 +3,9 @@
 Trained by ``dcops train-scheduler-ppo`` (:mod:`dcops.training.scheduler.ppo`) and exported to
 ``data/ppo_scheduler.npz`` (arrays only, read with ``np.load(allow_pickle=False)``) beside
 ``data/ppo_scheduler.json`` (the recipe: hyperparameters, seeds, steps, wall time, versions, validation
-figures). Run time needs those two files and numpy; torch is never imported here.
+figures). Run time needs those two files and numpy; torch is never imported here. A scenario family whose game
+the shipped network cannot read (another number of teams) has its own weights, trained with ``--family``:
+``data/ppo_scheduler_<family>.npz`` (:func:`family_policy`; the skill ladder plays them).
 
 **What it reads.** Only the scheduler's array observation (``dcops.cluster.observation``: ``requests``,
 ``request_mask``, ``action_mask``, ``cluster``, ``zones``, ``teams``), the same arrays
@@ -43,6 +45,8 @@ from numpy.typing import NDArray
 WEIGHTS_PACKAGE = "dcops.agents.schedulers"
 WEIGHTS_NPZ = "data/ppo_scheduler.npz"
 WEIGHTS_JSON = "data/ppo_scheduler.json"
+FAMILY_WEIGHTS_NPZ = "data/ppo_scheduler_{family}.npz"
+"""Weights trained on one scenario family (``dcops.cluster.scenarios``), beside their ``.json`` recipe."""
 PARAM_NAMES: tuple[str, ...] = ("Wg", "bg", "W1", "U1", "b1", "W2", "U2", "b2", "W3", "b3")
 """The arrays of :class:`SlotPolicy`, each (inputs, outputs) or (outputs,)."""
 N_SLOT_EXTRA = 3
@@ -162,19 +166,43 @@ def shipped_policy() -> SlotPolicy:
         return SlotPolicy.load(npz)
 
 
+def family_weights_name(family: str) -> str:
+    """The package-data file of the weights trained for scenario ``family`` (``dcops train-scheduler-ppo
+    --family F --install``)."""
+    return FAMILY_WEIGHTS_NPZ.format(family=family)
+
+
+@cache
+def family_policy(family: str) -> SlotPolicy:
+    """The weights trained for scenario ``family`` where they ship, else the shipped (matrix-trained) weights:
+    the policy the skill ladder's ``ppo`` rung plays on that family."""
+    root = resources.files(WEIGHTS_PACKAGE)
+    path = root / family_weights_name(family)
+    if not path.is_file():
+        return shipped_policy()
+    with resources.as_file(path) as npz:
+        return SlotPolicy.load(npz)
+
+
 @dataclass
 class LearnedScheduler:
     """The ``ppo`` scheduler: :class:`SlotPolicy` on the window's observation (module docstring).
 
     :param weights: an ``.npz`` written by :meth:`SlotPolicy.save`; None: the shipped weights.
+    :param family: with no ``weights``, play the weights trained for this scenario family where they ship
+        (:func:`family_policy`).
     """
 
     weights: str | None = None
     name: str = "ppo"
+    family: str | None = None
     reads_observation: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
-        self.policy = shipped_policy() if self.weights is None else SlotPolicy.load(self.weights)
+        if self.weights is not None:
+            self.policy = SlotPolicy.load(self.weights)
+        else:
+            self.policy = family_policy(self.family) if self.family else shipped_policy()
 
     def decide(self, view: Any, observation: dict[str, NDArray[Any]]) -> NDArray[np.int64]:
         """The window's array action from the observation alone (``view`` is ignored)."""

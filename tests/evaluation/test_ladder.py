@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from dcops.evaluation.ladder import BOUND, TRUTH, markdown, play_seed, summarise
@@ -56,33 +57,42 @@ def test_a_seed_plays_every_rung_with_paired_honest_twins():
         assert row["fraction_of_bound"] <= 1.0 + 1e-9 or row["incident_windows"] > 0
 
 
-def test_the_rl_scheduler_plays_the_families_whose_observation_its_network_reads():
-    """``ppo`` was trained on the four-team game: it is a rung of the four-team families and left out of the
-    six- and seven-team ones (its global context is sized by the team count), even when named; where it plays,
-    it is the shipped scheduler through its observation, with honest twins like every rung."""
-    from dcops.agents.schedulers.learned import shipped_policy
-    from dcops.evaluation.ladder import family_env, family_rungs
+def test_the_rl_scheduler_plays_every_family_with_weights_that_read_its_game(monkeypatch):
+    """``ppo``'s matrix-trained network reads only four-team games (its global context is sized by the team
+    count): it plays ``classic`` and ``chiller_fault``, and the six- and seven-team families play the weights
+    trained on them (``ppo_scheduler_<family>.npz``, ``dcops train-scheduler-ppo --family``). A family with no
+    weights that fit is left out, even when named; where it plays, it is the scheduler through its
+    observation, with honest twins like every rung."""
+    import dcops.agents.schedulers.learned as learned
+    from dcops.agents.schedulers import LearnedScheduler
+    from dcops.evaluation.ladder import family_env, family_rungs, run_ladder
 
     for family, teams in (("classic", 4), ("chiller_fault", 4), ("oversubscribed", 6), ("adversarial", 7)):
         space = family_env(family).observation_space("scheduler")
         assert space["teams"].shape[0] == teams
-        assert shipped_policy().fits(space) == (teams == 4)
-        assert ("ppo" in family_rungs(family)) == (teams == 4)
-    assert [r["rung"] for r in play_seed("adversarial", 0, rungs=("ppo",), truth=False, n_windows=2)] == [BOUND]
-    from dcops.evaluation.ladder import run_ladder
-
-    with pytest.raises(ValueError, match="can play family 'adversarial'"):  # a replay that would play nothing
-        run_ladder(["classic", "adversarial"], 1, rungs=["ppo"])
+        assert learned.shipped_policy().fits(space) == (teams == 4)
+        policy = learned.family_policy(family)
+        assert policy.fits(space) and "ppo" in family_rungs(family)
+        assert (policy is learned.shipped_policy()) == (teams == 4)
+        assert LearnedScheduler(family=family).policy is policy
+    rows = play_seed("adversarial", 0, rungs=("ppo",), truth=False, n_windows=2)
+    assert [r["rung"] for r in rows] == [BOUND, "ppo"] and rows[1]["twin_value"] > 0
     rows = play_seed("classic", 0, rungs=("ppo", "priority_threshold"), truth=False, n_windows=3)
     assert [r["rung"] for r in rows] == [BOUND, "ppo", "priority_threshold"]
     assert rows[1]["twin_value"] > 0 and math.isfinite(rows[1]["score"])
+    # Without weights of its own, a seven-team family cannot be played by the four-team network.
+    monkeypatch.setattr(learned, "family_policy", lambda family: learned.shipped_policy())
+    assert "ppo" not in family_rungs("adversarial")
+    assert [r["rung"] for r in play_seed("adversarial", 0, rungs=("ppo",), truth=False, n_windows=2)] == [BOUND]
+    with pytest.raises(ValueError, match="can play family 'adversarial'"):  # a replay that would play nothing
+        run_ladder(["classic", "adversarial"], 1, rungs=["ppo"])
 
 
 @pytest.mark.parametrize("family", ["oversubscribed", "adversarial"])
 def test_ignoring_oversight_pays_gaming_teams_at_least_a_tenth_of_their_honest_value(family):
     """The depth condition that holds: under priority_threshold, which reads no flag, misreporting wins the
-    gaming teams ≥ 10 % more completed value than their honest twins (pooled over 3 fresh seeds; the 20-seed
-    ladder reports 40.7 % and 35.3 %)."""
+    gaming teams ≥ 10 % more completed value than their honest twins (pooled over 3 fresh seeds; the 40-seed
+    ladder reports 40.1 % and 28.7 %)."""
     payoff = twin = 0.0
     for seed in (72000, 72001, 72002):
         (_, row) = play_seed(family, seed, rungs=("priority_threshold",), truth=False)
@@ -126,10 +136,10 @@ def test_rows_read_back_from_the_csv_as_they_were_written(tmp_path):
 
 @pytest.mark.parametrize("family", ["oversubscribed", "adversarial"])
 def test_the_searched_scheduler_beats_the_best_baseline_where_demand_exceeds_the_plant(family):
-    """What holds of the second depth condition: on the 20 ladder seeds of the two families where demand
-    exceeds the plant, the public-information search policy beats priority_threshold (+0.027 [+0.008, +0.045]
-    and +0.028 [+0.007, +0.050] in the report, short of the issue's +0.03). Guarded at +0.02 on the same seeds,
-    each episode equal to the committed report's, so the report is what the code plays."""
+    """On the 40 ladder seeds of the two families where demand exceeds the plant, the public-information search
+    policy beats priority_threshold (+0.028 [+0.015, +0.040] and +0.021 [+0.007, +0.035] in the report, short of
+    the issue's +0.03; on fresh seeds less, the next test). Guarded at +0.02 on the same seeds, each episode equal
+    to the committed report's, so the report is what the code plays."""
     from pathlib import Path
 
     import dcops
@@ -150,6 +160,28 @@ def test_the_searched_scheduler_beats_the_best_baseline_where_demand_exceeds_the
         assert threshold == pytest.approx(on_file[(seed, "priority_threshold")], abs=1e-9)
         deltas.append(searched - threshold)
     assert sum(deltas) / len(deltas) >= 0.02, deltas
+
+
+@pytest.mark.parametrize("family", ["oversubscribed", "adversarial"])
+def test_the_searched_schedulers_lead_holds_on_fresh_seeds_but_is_small(family):
+    """The ladder's seeds are few; on 200 seeds of the family that no ladder, search or validation used (the
+    RL scheduler's teacher seeds), the searched scheduler still beats priority_threshold (paired 95 % lower
+    bound above 0), but its whole interval stays below the issue's +0.03 (on 1000 such seeds, played the same
+    way, +0.020 [+0.017, +0.022] and +0.013 [+0.011, +0.015])."""
+    import dcops
+    from dcops.agents.schedulers import PriorityThresholdScheduler
+    from dcops.agents.schedulers.parametric import searched_scheduler
+    from dcops.evaluation.play import run_episode
+    from dcops.intervals import t_interval
+    from dcops.training.scheduler.search import teacher_seeds
+
+    env = dcops.parallel_env(scenario=family)
+    deltas = np.array([run_episode(searched_scheduler(family), seed, env=env)["score"]
+                       - run_episode(PriorityThresholdScheduler(), seed, env=env)["score"]
+                       for seed in teacher_seeds(family, 200)])
+    mean, low, high = t_interval(deltas)
+    assert low > 0.0, (mean, low, high)
+    assert high < 0.03, (mean, low, high)
 
 
 @pytest.mark.parametrize("workers", [1, 2])

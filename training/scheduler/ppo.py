@@ -37,6 +37,7 @@ import csv
 import json
 import time
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -56,11 +57,12 @@ from dcops.evaluation.report import versions
 from dcops.training.sb3_logging import sb3_logger
 from dcops.training.scheduler.ppo_config import SchedulerPPOConfig
 from dcops.training.scheduler.teacher import (
+    MATRIX,
     OBS_KEYS,
-    VALIDATION_SEED_START,
+    episode_env_kwargs,
+    episode_key,
     load_split,
-    scenario_env_kwargs,
-    scenario_of,
+    validation_split,
 )
 
 FEATURE_KEYS: tuple[str, ...] = ("requests", "request_mask", "cluster", "zones", "teams")
@@ -184,25 +186,26 @@ class SlotScoringPolicy(MaskableMultiInputActorCriticPolicy):
 
 # -- environments -------------------------------------------------------------------------------------------
 class MixedScenarioEnv(gym.Env):
-    """``SchedulerEnv`` over the evaluation matrix's scenarios: each reset draws a seed from the environment's
-    generator (in [10⁴, 2³¹): never an evaluation or validation seed) and plays it in that seed's (mix,
-    condition) (``teacher.scenario_of``). No structured view is built (faster); ``action_masks`` as
-    ``SchedulerEnv``'s."""
+    """``SchedulerEnv`` over the evaluation matrix's scenarios, or one scenario family's: each reset draws a seed
+    from the environment's generator (in [10⁴, 2³¹): never an evaluation, ladder or validation seed) and plays
+    it in that seed's (mix, condition) (``teacher.scenario_of``), or in ``family``. No structured view is built
+    (faster); ``action_masks`` as ``SchedulerEnv``'s."""
 
     metadata = {"render_modes": []}
 
-    def __init__(self) -> None:
-        self._envs: dict[tuple[str, str], Any] = {}
-        self._env = self._scenario_env(VALIDATION_SEED_START)
+    def __init__(self, family: str = MATRIX) -> None:
+        self.family = family
+        self._envs: dict[tuple[str, ...], Any] = {}
+        self._env = self._scenario_env(validation_split(1, family)[0])
         self.observation_space = self._env.observation_space
         self.action_space = self._env.action_space
 
     def _scenario_env(self, seed: int) -> Any:
         from dcops.env import SchedulerEnv
 
-        key = scenario_of(seed)
+        key = episode_key(seed, self.family)
         if key not in self._envs:
-            self._envs[key] = SchedulerEnv(structured_view=False, **scenario_env_kwargs(seed))
+            self._envs[key] = SchedulerEnv(structured_view=False, **episode_env_kwargs(seed, self.family))
         return self._envs[key]
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -218,24 +221,24 @@ class MixedScenarioEnv(gym.Env):
         return self._env.action_masks()
 
 
-def _monitored() -> gym.Env:
+def _monitored(family: str = MATRIX) -> gym.Env:
     """A :class:`MixedScenarioEnv` under SB3's ``Monitor`` (the rollout's episode returns: sums of window rewards;
     it replaces the environment's own ``info["episode"]`` summary at the end, which training does not read)."""
     from stable_baselines3.common.monitor import Monitor
 
-    return Monitor(MixedScenarioEnv())
+    return Monitor(MixedScenarioEnv(family))
 
 
-def play_validation(policy: SlotPolicy, seeds: list[int]) -> np.ndarray:
-    """Episode scores of the numpy policy played greedily on ``seeds`` (each in its own scenario)."""
+def play_validation(policy: SlotPolicy, seeds: list[int], family: str = MATRIX) -> np.ndarray:
+    """Episode scores of the numpy policy played greedily on ``seeds`` (each in its own scenario, or ``family``)."""
     from dcops.env import SchedulerEnv
 
-    envs: dict[tuple[str, str], Any] = {}
+    envs: dict[tuple[str, ...], Any] = {}
     scores = []
     for seed in seeds:
-        key = scenario_of(seed)
+        key = episode_key(seed, family)
         if key not in envs:
-            envs[key] = SchedulerEnv(structured_view=False, **scenario_env_kwargs(seed))
+            envs[key] = SchedulerEnv(structured_view=False, **episode_env_kwargs(seed, family))
         env = envs[key]
         obs, info = env.reset(seed=seed)
         done = False
@@ -245,18 +248,18 @@ def play_validation(policy: SlotPolicy, seeds: list[int]) -> np.ndarray:
     return np.asarray(scores)
 
 
-def baseline_scores(seeds: list[int], name: str = "priority_threshold") -> np.ndarray:
+def baseline_scores(seeds: list[int], name: str = "priority_threshold", family: str = MATRIX) -> np.ndarray:
     """Episode scores of a baseline on ``seeds`` (the same scenarios as :func:`play_validation`)."""
     import dcops
     from dcops.agents.schedulers import BASELINES
     from dcops.evaluation.play import run_episode
 
-    envs: dict[tuple[str, str], Any] = {}
+    envs: dict[tuple[str, ...], Any] = {}
     scores = []
     for seed in seeds:
-        key = scenario_of(seed)
+        key = episode_key(seed, family)
         if key not in envs:
-            envs[key] = dcops.parallel_env(**scenario_env_kwargs(seed))
+            envs[key] = dcops.parallel_env(**episode_env_kwargs(seed, family))
         scores.append(run_episode(BASELINES[name](), seed, env=envs[key])["score"])
     return np.asarray(scores)
 
@@ -325,21 +328,21 @@ DAGGER_SEED_START = 3000
 """First seed of the DAgger episodes (round r plays ``3000 + r · dagger_episodes …``)."""
 
 
-def dagger_episodes(policy: SlotPolicy, seeds: list[int], teacher: str = "priority_threshold"
-                    ) -> dict[str, np.ndarray]:
+def dagger_episodes(policy: SlotPolicy, seeds: list[int], teacher: str = "priority_threshold",
+                    family: str = MATRIX) -> dict[str, np.ndarray]:
     """Windows the numpy ``policy`` visits on ``seeds`` (it acts), labelled with the public ``teacher``'s codes for
     the same window: the teacher-data layout of ``dcops.training.scheduler.teacher`` (rewards are the policy's)."""
     import dcops
     from dcops.agents.schedulers import BASELINES
     from dcops.training.scheduler.teacher import decisions_to_codes
 
-    envs: dict[tuple[str, str], Any] = {}
+    envs: dict[tuple[str, ...], Any] = {}
     rows: dict[str, list[Any]] = {key: [] for key in (*OBS_KEYS, "action", "reward", "window", "seed")}
     expert = BASELINES[teacher]()
     for seed in seeds:
-        key = scenario_of(seed)
+        key = episode_key(seed, family)
         if key not in envs:
-            envs[key] = dcops.parallel_env(**scenario_env_kwargs(seed))
+            envs[key] = dcops.parallel_env(**episode_env_kwargs(seed, family))
         env = envs[key]
         cfg = env.config
         observations, infos = env.reset(seed=seed)
@@ -412,10 +415,14 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
         if verbose:
             print(f"[{time.perf_counter() - started:7.1f} s] {message}", flush=True)
 
-    val_seeds = list(range(VALIDATION_SEED_START, VALIDATION_SEED_START + config.n_validation_seeds))
-    reference = baseline_scores(val_seeds)
+    data_family = _manifest(data_dir).get("family", MATRIX)
+    if not resume and data_family != config.family:
+        raise ValueError(f"family: the teacher data in {data_dir} are of {data_family or 'the matrix'!r}, the run "
+                         f"asks for {config.family or 'the matrix'!r}")
+    val_seeds = validation_split(config.n_validation_seeds, config.family)
+    reference = baseline_scores(val_seeds, family=config.family)
     say(f"priority_threshold on {len(val_seeds)} validation seeds: {reference.mean():+.4f}")
-    vec_env = DummyVecEnv([_monitored for _ in range(config.n_envs)])
+    vec_env = DummyVecEnv([partial(_monitored, config.family) for _ in range(config.n_envs)])
     vec_env.seed(config.seed)
     state_path = ckpt / "state.json"
     if resume:
@@ -444,7 +451,8 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
             raise ValueError("dagger_rounds: only a public teacher (priority_threshold) can label new windows")
         for r in range(config.dagger_rounds):
             first = DAGGER_SEED_START + r * config.dagger_episodes
-            visited = dagger_episodes(export(model), list(range(first, first + config.dagger_episodes)))
+            visited = dagger_episodes(export(model), list(range(first, first + config.dagger_episodes)),
+                                      family=config.family)
             train = {key: np.concatenate([train[key], visited[key].astype(train[key].dtype)]) for key in train}
             agreement = bc_accuracy(export(model), visited)["decision_accuracy"]
             say(f"DAgger round {r + 1}/{config.dagger_rounds}: {len(visited['seed'])} visited windows (agreement "
@@ -455,7 +463,7 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
         accuracy = {"train": bc_accuracy(bc_policy, train), "validation": bc_accuracy(bc_policy, validation)}
         say(f"BC accuracy on validation: {accuracy['validation']['decision_accuracy']:.3f} of decisions, "
             f"{accuracy['validation']['window_accuracy']:.3f} of windows")
-        bc_scores = play_validation(bc_policy, val_seeds)
+        bc_scores = play_validation(bc_policy, val_seeds, config.family)
         bc_policy.save(out / "bc_scheduler.npz")
         soften(model, config.warm_start_temperature)
         best = bc_policy
@@ -473,7 +481,7 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
 
     def evaluate(step: int, episode_reward: float) -> None:
         policy = export(model)
-        scores = play_validation(policy, val_seeds)
+        scores = play_validation(policy, val_seeds, config.family)
         row = _curve_row(step, scores, reference, episode_reward,
                          time.perf_counter() - started)
         state["curve"].append(row)
@@ -509,7 +517,7 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
         "selected_validation_score": state["best_score"],
         "timesteps_done": int(model.num_timesteps),
         "seeds": {"validation": f"{val_seeds[0]}-{val_seeds[-1]}", "ppo_episodes": "[10000, 2^31) drawn by "
-                  "each environment's generator (seeded by the run seed)", "evaluation_never_used": "0-19"},
+                  "each environment's generator (seeded by the run seed)", "evaluation_never_used": _ladder_seeds(config.family)},
         "bc_seconds": state["bc_seconds"],
         "ppo_seconds": state["ppo_seconds"],
         "wall_seconds_this_run": round(time.perf_counter() - started, 1),
@@ -532,6 +540,16 @@ def _curve_row(step: int, scores: np.ndarray, reference: np.ndarray, episode_rew
     return {"timesteps": step, "validation_score": float(scores.mean()), "reference_score": float(reference.mean()),
             "diff_vs_reference": float(diff.mean()), "diff_low": float(low), "diff_high": float(high),
             "rollout_episode_return": episode_reward, "wall_s": round(wall_s, 1)}
+
+
+def _ladder_seeds(family: str) -> str:
+    """The seeds a run never plays: the evaluation's public seeds, or the family's ladder seeds."""
+    if family == MATRIX:
+        return "0-19"
+    from dcops.cluster.scenarios import scenario
+
+    seeds = scenario(family).seeds
+    return f"{seeds[0]}-{seeds[-1]} (the {family} ladder)"
 
 
 def _manifest(data_dir: str | Path) -> dict[str, Any]:

@@ -25,10 +25,14 @@ def _csv(text: str) -> tuple[str, ...]:
 
 def _teacher_arguments(parser: argparse.ArgumentParser) -> None:
     p = parser.add_argument
-    p("--seeds", type=int, default=200, help="training seeds 1000..1000+N-1 (default 200; at most 1000)")
-    p("--validation-seeds", type=int, default=40, help="validation seeds 2000..2000+M-1 (default 40)")
+    p("--seeds", type=int, default=200, help="training seeds 1000..1000+N-1 (default 200; at most 1000; a "
+      "family's: its first ladder seed + 10000 ...)")
+    p("--validation-seeds", type=int, default=40, help="validation seeds 2000..2000+M-1 (default 40; a family's: "
+      "its first ladder seed + 700 ...)")
     p("--teachers", type=_csv, default=("truth_planner", "priority_threshold"),
-      help="comma-separated teachers (default truth_planner,priority_threshold)")
+      help="comma-separated teachers (default truth_planner,priority_threshold; with --family also searched)")
+    p("--family", default="", help="play every seed in this scenario family (dcops.cluster.scenarios) instead of "
+      "the evaluation matrix's scenarios (default: the matrix)")
     p("--out", type=Path, default=Path("runs/scheduler_teacher"), help="dataset folder (shards, merged .npz, manifest)")
     p("--planner-passes", type=int, default=4, help="truth planner: plans per start budget (default 4)")
     p("--planner-starts", type=_csv, default=("electrical", "probe"),
@@ -42,9 +46,13 @@ def _teacher_run(args: argparse.Namespace) -> int:
 
     from dcops.training.scheduler.teacher import build_teacher_dataset
 
-    manifest = build_teacher_dataset(args.out, args.seeds, args.validation_seeds, teachers=args.teachers,
-                                     workers=args.workers, progress=not args.no_progress,
-                                     planner_passes=args.planner_passes, planner_starts=args.planner_starts)
+    try:
+        manifest = build_teacher_dataset(args.out, args.seeds, args.validation_seeds, teachers=args.teachers,
+                                         workers=args.workers, progress=not args.no_progress,
+                                         planner_passes=args.planner_passes, planner_starts=args.planner_starts,
+                                         family=args.family)
+    except ValueError as error:
+        raise SystemExit(f"dcops scheduler-teacher: {error}") from None
     print(json.dumps(manifest["teachers"], indent=2))
     print(f"wrote {args.out}/manifest.json")
     return 0
@@ -60,7 +68,8 @@ def _train_arguments(parser: argparse.ArgumentParser) -> None:
     p("--resume", action="store_true", help="continue PPO from <out>/checkpoint (no cloning)")
     p("--tensorboard", type=Path, default=None, help="TensorBoard folder (default none)")
     p("--install", action="store_true",
-      help="also copy the chosen weights and recipe to the package (agents/schedulers/data/ppo_scheduler.*)")
+      help="also copy the chosen weights and recipe to the package (agents/schedulers/data/ppo_scheduler.*, or "
+      "with --family ppo_scheduler_<family>.*, which the skill ladder's ppo rung plays on that family)")
     for name, default in vars(SchedulerPPOConfig()).items():
         kind = type(default) if default is not None else float
         p(f"--{name.replace('_', '-')}", type=kind, default=default, help=f"(default {default})")
@@ -86,10 +95,13 @@ def _train_run(args: argparse.Namespace) -> int:
     if args.install:
         from importlib import resources
 
-        target = resources.files("dcops.agents.schedulers") / "data"
+        from dcops.agents.schedulers.learned import family_weights_name
+
+        target = Path(str(resources.files("dcops.agents.schedulers")))
+        npz = target / (family_weights_name(config.family) if config.family else "data/ppo_scheduler.npz")
         for suffix in (".npz", ".json"):
-            shutil.copyfile(args.out / f"ppo_scheduler{suffix}", Path(str(target)) / f"ppo_scheduler{suffix}")
-        print(f"installed into {target}")
+            shutil.copyfile(args.out / f"ppo_scheduler{suffix}", npz.with_suffix(suffix))
+        print(f"installed as {npz}")
     return 0
 
 

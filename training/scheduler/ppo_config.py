@@ -12,7 +12,11 @@ class SchedulerPPOConfig:
     steps and resumed to 160k, README's *RL scheduler*).
 
     :param seed: seeds torch, the environments and the cloning's batch order.
-    :param teacher: teacher whose decisions are cloned (``priority_threshold`` or ``truth_planner``).
+    :param family: the scenario family (``dcops.cluster.scenarios``) every episode, validation and reference
+        plays, with the family's validation seeds; ``""``: the evaluation matrix's scenarios (the shipped
+        ``ppo``). The teacher data must be of the same family (``dcops scheduler-teacher --family``).
+    :param teacher: teacher whose decisions are cloned (``priority_threshold``, ``truth_planner``, or with a
+        family ``searched``).
     :param hidden: hidden units H of the slot network.
     :param bc_epochs: passes over the teacher's training split.
     :param bc_batch_size: windows per cloning batch.
@@ -38,10 +42,12 @@ class SchedulerPPOConfig:
     :param target_kl: early stop of PPO epochs beyond this KL (the log-probability sums 48 slots, so a small
         change per slot is a large one per action; None: no early stop).
     :param eval_every: PPO steps between validation evaluations.
-    :param n_validation_seeds: validation seeds ``2000 …`` (every 42 consecutive seeds cover every scenario).
+    :param n_validation_seeds: validation seeds ``2000 …`` (every 42 consecutive seeds cover every scenario); a
+        family's: its first ladder seed + 700 … (``dcops.training.scheduler.search.validation_seeds``).
     """
 
     seed: int = 0
+    family: str = ""
     teacher: str = "priority_threshold"
     hidden: int = 64
     bc_epochs: int = 30
@@ -66,11 +72,22 @@ class SchedulerPPOConfig:
     n_validation_seeds: int = 84
 
     TEACHERS = ("priority_threshold", "truth_planner")
+    FAMILY_TEACHERS = (*TEACHERS, "searched")
 
     def __post_init__(self) -> None:
         """Refuse settings that would fail late (after minutes of cloning or training), naming the field."""
-        if self.teacher not in self.TEACHERS:
-            raise ValueError(f"teacher: must be one of {self.TEACHERS}, got {self.teacher!r}")
+        if self.family:
+            from dcops.cluster.scenarios import SCENARIOS
+
+            if self.family not in SCENARIOS:
+                raise ValueError(f"family: unknown {self.family!r}; known: {sorted(SCENARIOS)} (or '' for the "
+                                 "evaluation matrix)")
+        if self.family and self.dagger_rounds:
+            raise ValueError("dagger_rounds: DAgger plays the matrix's seeds 3000 ...; it is not offered with a "
+                             "family (family='')")
+        teachers = self.FAMILY_TEACHERS if self.family else self.TEACHERS
+        if self.teacher not in teachers:
+            raise ValueError(f"teacher: must be one of {teachers}, got {self.teacher!r}")
         if self.dagger_rounds and self.teacher != "priority_threshold":
             raise ValueError("dagger_rounds: DAgger needs a public teacher that can label any window "
                              "(teacher='priority_threshold')")

@@ -42,6 +42,9 @@ SEARCH_SEED_OFFSET = 500
 """A family's search seeds start this far above its first ladder seed."""
 VALIDATION_SEED_OFFSET = 700
 """A family's validation seeds start this far above its first ladder seed."""
+TEACHER_SEED_OFFSET = 10_000
+"""A family's training seeds for the RL scheduler (teacher data, ``dcops scheduler-teacher --family``) start this
+far above its first ladder seed."""
 MIN_STD = 0.1
 RECIPE = {"iterations": 16, "population": 32, "elite": 6, "n_seeds": 32}
 """The shipped search (module docstring): the defaults of :func:`cross_entropy_search` and of the command."""
@@ -74,6 +77,12 @@ def validation_seeds(family: str, n: int) -> tuple[int, ...]:
     """``n`` seeds of ``family`` for validating a search (module docstring), disjoint from its ladder seeds (and
     from its search seeds while the search uses at most 200; :func:`cross_entropy_search` checks)."""
     return _seeds(family, n, VALIDATION_SEED_OFFSET, "validation")
+
+
+def teacher_seeds(family: str, n: int) -> tuple[int, ...]:
+    """``n`` seeds of ``family`` for the RL scheduler's teacher data (at most 1000), disjoint from its ladder,
+    search and validation seeds."""
+    return _seeds(family, n, TEACHER_SEED_OFFSET, "teacher")
 
 
 def _clip(vector: np.ndarray, names: tuple[str, ...]) -> np.ndarray:

@@ -19,14 +19,22 @@ places where the array action cannot say what the teacher said: a DEFER further 
 becomes DEFER by ``max_defer`` (the request comes back and is deferred again, to the same effect; counted as
 ``clipped_defers``), and requests past the ``max_slots`` slots get the environment's default.
 
-**Scenarios.** The evaluation matrix's (``dcops.evaluation.matrix``): seed ``s`` plays mix
+**Scenarios.** By default the evaluation matrix's (``dcops.evaluation.matrix``): seed ``s`` plays mix
 ``MIXES[s % 7]`` under condition ``CONDITIONS[(s // 7) % 6]`` (:func:`scenario_of`), so every 42 consecutive
 seeds cover every (mix, condition) once, with the matrix's team factory and configuration
-(``dcops.evaluation.runner.env_kwargs``), game version 1.
+(``dcops.evaluation.runner.env_kwargs``), game version 1. With ``family`` (``--family``), every seed plays that
+scenario family of ``dcops.cluster.scenarios`` as the skill ladder builds it (``dcops.parallel_env(scenario=
+family)``), so a scheduler can be trained for a family whose teams the matrix does not have (the
+``oversubscribed`` game's six, the ``adversarial`` game's seven).
 
-**Split, fixed by seed**: training seeds ``1000 … 1000 + N − 1`` (N ≤ 1000), validation seeds
+**Split, fixed by seed**: for the matrix, training seeds ``1000 … 1000 + N − 1`` (N ≤ 1000), validation seeds
 ``2000 … 2000 + M − 1`` (M ≤ 1000); the evaluation's public seeds 0–19 are never used (and ``dcops eval``
-resets them through a keyed HMAC anyway, ``dcops.boundary``).
+resets them through a keyed HMAC anyway, ``dcops.boundary``). For a family, training seeds are
+``dcops.training.scheduler.search.teacher_seeds`` (its first ladder seed + 10,000 …) and validation seeds its
+``validation_seeds`` (first ladder seed + 700 …, the search's validation seeds): never a ladder seed.
+
+**Teachers** for a family also include ``searched``, the family's public-information scheduler as ``dcops
+search-scheduler`` tuned it (``agents/schedulers/data/parametric_<family>.json``).
 
 **Output** (``DIR``): ``shards/<teacher>/<seed>.npz`` as each seed finishes (a rerun skips the seeds on disk:
 resumable), then ``<teacher>_<split>.npz`` with every window of the split end to end and ``manifest.json``
@@ -49,19 +57,42 @@ from dcops.evaluation.report import versions
 OBS_KEYS: tuple[str, ...] = ("requests", "request_mask", "action_mask", "cluster", "zones", "teams")
 """The keys of the scheduler's observation (``dcops.cluster.observation``), stored as they come."""
 TEACHERS: tuple[str, ...] = ("truth_planner", "priority_threshold")
+"""The teachers of the matrix's data."""
+FAMILY_TEACHERS: tuple[str, ...] = (*TEACHERS, "searched")
+"""The teachers of a family's data (the searched scheduler ships per family)."""
+MATRIX = ""
+"""``family`` value meaning the evaluation matrix's scenarios (module docstring)."""
 TRAIN_SEED_START = 1000
 VALIDATION_SEED_START = 2000
 MAX_SPLIT_SEEDS = 1000
 """At most this many seeds per split, so the two ranges never meet."""
 
 
-def split_seeds(n_train: int, n_validation: int) -> dict[str, list[int]]:
+def split_seeds(n_train: int, n_validation: int, family: str = MATRIX) -> dict[str, list[int]]:
     """The fixed split (module docstring): ``{"train": [...], "validation": [...]}``."""
     for name, n in (("n_train", n_train), ("n_validation", n_validation)):
         if not 0 <= n <= MAX_SPLIT_SEEDS:
             raise ValueError(f"{name}: between 0 and {MAX_SPLIT_SEEDS} seeds, got {n}")
+    if family != MATRIX:
+        from dcops.training.scheduler.search import teacher_seeds, validation_seeds
+
+        return {"train": list(teacher_seeds(family, n_train)), "validation": list(validation_seeds(family, n_validation))}
     return {"train": list(range(TRAIN_SEED_START, TRAIN_SEED_START + n_train)),
             "validation": list(range(VALIDATION_SEED_START, VALIDATION_SEED_START + n_validation))}
+
+
+def validation_split(n: int, family: str = MATRIX) -> list[int]:
+    """The first ``n`` validation seeds of the split (the RL scheduler's checkpoint selection plays them)."""
+    return split_seeds(0, n, family)["validation"]
+
+
+def check_family(family: str) -> str:
+    """``family`` if it names a scenario family (or is :data:`MATRIX`); ``ValueError`` naming the known ones."""
+    from dcops.cluster.scenarios import SCENARIOS
+
+    if family != MATRIX and family not in SCENARIOS:
+        raise ValueError(f"family: unknown {family!r}; known: {sorted(SCENARIOS)} (or '' for the evaluation matrix)")
+    return family
 
 
 def scenario_of(seed: int) -> tuple[str, str]:
@@ -78,6 +109,17 @@ def scenario_env_kwargs(seed: int, n_windows: int = 8) -> dict[str, Any]:
 
     mix, condition = scenario_of(seed)
     return env_kwargs(mix, condition, n_windows, game_version=1)
+
+
+def episode_key(seed: int, family: str = MATRIX) -> tuple[str, ...]:
+    """What distinguishes the environment a seed plays in: ``(family,)``, or the matrix's (mix, condition)."""
+    return (family,) if family != MATRIX else scenario_of(seed)
+
+
+def episode_env_kwargs(seed: int, family: str = MATRIX) -> dict[str, Any]:
+    """``dcops.parallel_env`` / ``SchedulerEnv`` keyword arguments of the environment ``seed`` plays in: the
+    family's, as the skill ladder builds it (``dcops.evaluation.ladder.family_env``), or the matrix's."""
+    return {"scenario": check_family(family)} if family != MATRIX else scenario_env_kwargs(seed)
 
 
 def decisions_to_codes(decisions: Any, view: dict[str, Any], max_slots: int, max_defer: int) -> tuple[np.ndarray, int]:
@@ -140,26 +182,26 @@ def record_episode(env: Any, decide: Callable[[dict[str, Any]], Any], seed: int)
     return {"arrays": arrays, "score": float(infos["scheduler"]["episode"]["score"]), "clipped_defers": clipped}
 
 
-_ENVS: dict[tuple[str, str], Any] = {}
+_ENVS: dict[tuple[str, ...], Any] = {}
 
 
-def _scenario_env(seed: int) -> Any:
+def _scenario_env(seed: int, family: str = MATRIX) -> Any:
     """The seed's scenario environment (cached per process, as the evaluation's runner caches its own)."""
-    key = scenario_of(seed)
+    key = episode_key(seed, family)
     if key not in _ENVS:
         import dcops
 
-        _ENVS[key] = dcops.parallel_env(**scenario_env_kwargs(seed))
+        _ENVS[key] = dcops.parallel_env(**episode_env_kwargs(seed, family))
     return _ENVS[key]
 
 
-def teacher_episode(task: tuple[str, int, int, tuple[str, ...]]) -> dict[str, Any]:
-    """One (teacher, seed, planner passes, planner starts): the recorded episode (:func:`record_episode`) plus the
-    teacher's own score (for the truth planner, its best structured run's; the recorded replay of its plan can
-    differ where a DEFER was clipped or a request overflowed the slots). Module-level, so worker processes can
-    run it."""
-    teacher, seed, passes, starts = task
-    env = _scenario_env(seed)
+def teacher_episode(task: tuple[str, int, int, tuple[str, ...], str]) -> dict[str, Any]:
+    """One (teacher, seed, planner passes, planner starts, family): the recorded episode (:func:`record_episode`)
+    plus the teacher's own score (for the truth planner, its best structured run's; the recorded replay of its
+    plan can differ where a DEFER was clipped or a request overflowed the slots). Module-level, so worker
+    processes can run it."""
+    teacher, seed, passes, starts, family = task
+    env = _scenario_env(seed, family)
     started = time.perf_counter()
     if teacher == "truth_planner":
         from dcops.evaluation.truth_planner import PlanFollower, play_truth_planner
@@ -173,8 +215,14 @@ def teacher_episode(task: tuple[str, int, int, tuple[str, ...]]) -> dict[str, An
 
         record = record_episode(env, PriorityThresholdScheduler().decide, seed)
         record["teacher_score"] = record["score"]
+    elif teacher == "searched" and family != MATRIX:
+        from dcops.agents.schedulers.parametric import searched_scheduler
+
+        scheduler = searched_scheduler(family)
+        record = record_episode(env, scheduler.decide, seed)
+        record["teacher_score"] = record["score"]
     else:
-        raise ValueError(f"teacher: unknown {teacher!r}; known: {TEACHERS}")
+        raise ValueError(f"teacher: unknown {teacher!r}; known: {FAMILY_TEACHERS if family else TEACHERS}")
     record["wall_s"] = time.perf_counter() - started
     return record
 
@@ -195,7 +243,7 @@ def _write_shard(path: Path, record: dict[str, Any]) -> None:
 def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
                           teachers: Sequence[str] = TEACHERS, workers: int = 1, progress: bool = True,
                           planner_passes: int = 4, planner_starts: tuple[str, ...] = ("electrical", "probe"),
-                          ) -> dict[str, Any]:
+                          family: str = MATRIX) -> dict[str, Any]:
     """Play every missing (teacher, seed), then merge the shards of each (teacher, split) and write the manifest
     (module docstring); a manifest already in ``out`` keeps its entries of the teachers not played here. Returns
     the manifest.
@@ -204,15 +252,20 @@ def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
         ``passes``; it stops early once a plan runs without incident). About 15 s a seed here with the
         defaults; ``2`` and ``("electrical",)`` take about a third of that.
     :param planner_starts: the truth planner's start budgets.
+    :param family: a scenario family to play every seed in (module docstring), or :data:`MATRIX`.
     """
     from dcops.evaluation.play import save_each
 
     out = Path(out)
-    unknown = [t for t in teachers if t not in TEACHERS]
+    known = FAMILY_TEACHERS if check_family(family) != MATRIX else TEACHERS
+    unknown = [t for t in teachers if t not in known]
     if unknown:
-        raise ValueError(f"teachers: unknown {unknown}; known: {TEACHERS}")
-    splits = split_seeds(n_train, n_validation)
+        raise ValueError(f"teachers: unknown {unknown}; known: {known}")
+    splits = split_seeds(n_train, n_validation, family)
     previous = json.loads((out / "manifest.json").read_text()) if (out / "manifest.json").exists() else {}
+    if previous and previous.get("family", MATRIX) != family:
+        # Shards are reused by (teacher, seed): episodes of another family would mislabel the dataset.
+        raise ValueError(f"family: {out} holds data of {previous.get('family') or 'the matrix'!r}; use another --out")
     planner = {"passes": planner_passes, "starts": list(planner_starts)}
     recorded = previous.get("teachers", {}).get("truth_planner", {}).get("planner")
     if "truth_planner" in teachers and recorded is not None and recorded != planner:
@@ -221,14 +274,18 @@ def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
                          f"use the same settings or another --out (asked: {planner})")
     # Teacher by teacher, each over its training seeds and then its validation seeds; shards already on disk
     # are kept, so a stopped run resumes where it stopped.
-    tasks = [(t, s, planner_passes, tuple(planner_starts)) for t in teachers for s in sorted(splits["train"] + splits["validation"])
-             if not _shard_path(out, t, s).exists()]
+    tasks = [(t, s, planner_passes, tuple(planner_starts), family) for t in teachers
+             for s in sorted(splits["train"] + splits["validation"]) if not _shard_path(out, t, s).exists()]
     started = time.perf_counter()
     save_each(teacher_episode, tasks, workers,
               lambda task, record: _write_shard(_shard_path(out, task[0], task[1]), record), progress,
               "teacher episodes")
+    rule = (f"every seed plays the scenario family {family!r} (dcops.parallel_env(scenario={family!r}))"
+            if family != MATRIX else
+            "mix = MIXES[seed % 7], condition = CONDITIONS[(seed // 7) % 6] (dcops.evaluation.matrix)")
     manifest: dict[str, Any] = {
-        "scenario_rule": "mix = MIXES[seed % 7], condition = CONDITIONS[(seed // 7) % 6] (dcops.evaluation.matrix)",
+        "scenario_rule": rule,
+        **({"family": family} if family != MATRIX else {}),  # the matrix's manifest stays as published
         "teachers": previous.get("teachers", {}),
         "observation_keys": list(OBS_KEYS),
         "action": "per-slot codes: 0 ACCEPT, 1 REJECT, 1 + k DEFER by k windows (empty slots 0)",
@@ -251,9 +308,38 @@ def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
                             "mean_score_recorded": float(np.mean(scores)),
                             "mean_score_teacher": float(np.mean(teacher_scores)),
                             "clipped_defers": int(clipped), "play_seconds": round(float(wall), 1)}
+            if teacher != REFERENCE_TEACHER:
+                entry[split]["vs_" + REFERENCE_TEACHER] = paired_with_reference(out, teacher, seeds)
         manifest["teachers"][teacher] = entry
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
     return manifest
+
+
+REFERENCE_TEACHER = "priority_threshold"
+"""The family's best public baseline (the skill ladder's reference in every family)."""
+
+
+def paired_with_reference(out: str | Path, teacher: str, seeds: Sequence[int]) -> dict[str, float] | None:
+    """The teacher's recorded episode score minus :data:`REFERENCE_TEACHER`'s on the seeds both played (their
+    shards in ``out``): mean and 95 % t-interval, or None where the reference has not played them. These are
+    the *recorded* episodes, played through the array action a learner has (module docstring): where more
+    requests wait than ``max_slots`` (the ``oversubscribed`` family), the ones past the slots take the
+    environment's default, so the figure is what a student of the teacher could reach, not the teacher's own
+    structured play."""
+    from dcops.intervals import t_interval
+
+    out = Path(out)
+    both = [s for s in seeds if _shard_path(out, REFERENCE_TEACHER, s).exists()]
+    if len(both) < 2:
+        return None
+
+    def score(name: str, seed: int) -> float:
+        with np.load(_shard_path(out, name, seed), allow_pickle=False) as data:
+            return float(data["score"])
+
+    diff = np.array([score(teacher, s) - score(REFERENCE_TEACHER, s) for s in both])
+    mean, low, high = t_interval(diff)
+    return {"seeds": len(both), "mean": float(mean), "low": float(low), "high": float(high)}
 
 
 def _merge(paths: list[Path]) -> tuple[dict[str, np.ndarray], list[float], list[float], int, float]:

@@ -1,0 +1,146 @@
+"""The RL scheduler on a scenario family: teacher data played in the family the skill ladder plays, seeds no
+ladder, search or validation uses, the searched scheduler as a teacher, and a training run of the family."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dcops.env import SchedulerEnv
+from dcops.training.scheduler.teacher import (
+    OBS_KEYS,
+    build_teacher_dataset,
+    episode_env_kwargs,
+    load_split,
+    paired_with_reference,
+    split_seeds,
+)
+
+FAMILY = "oversubscribed"
+
+
+@pytest.fixture(scope="module")
+def family_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("family_teacher")
+    build_teacher_dataset(out, 3, 2, teachers=("searched", "priority_threshold"), progress=False, family=FAMILY)
+    return out
+
+
+@pytest.mark.parametrize("family", ["classic", "oversubscribed", "chiller_fault", "adversarial"])
+def test_a_familys_split_never_meets_its_ladder_search_or_search_validation_seeds(family):
+    from dcops.cluster.scenarios import scenario
+    from dcops.training.scheduler.search import RECIPE, search_seeds
+
+    splits = split_seeds(1000, 300, family)
+    train, validation = set(splits["train"]), set(splits["validation"])
+    assert len(train) == 1000 and len(validation) == 300 and not train & validation
+    ladder, search = set(scenario(family).seeds), set(search_seeds(family, RECIPE["n_seeds"]))
+    assert not (train | validation) & ladder
+    assert not train & search and not validation & search
+    # The PPO episodes draw seeds from [10^4, 2^31): never a ladder seed of any family.
+    assert max(s for name in ("classic", "oversubscribed", "chiller_fault", "adversarial")
+               for s in scenario(name).seeds) < 10_000
+
+
+def test_the_family_episodes_are_the_ladders_and_replay_in_the_learners_env(family_data: Path):
+    import dcops
+    from dcops.evaluation.ladder import family_env
+
+    assert episode_env_kwargs(12000, FAMILY) == {"scenario": FAMILY}
+    for teacher in ("searched", "priority_threshold"):
+        data = load_split(family_data, teacher, "train")
+        seed = int(data["seed"][0])
+        # The ladder's environment gives the teacher's first observation for the same seed...
+        ladder_obs, _ = family_env(FAMILY).reset(seed=seed)
+        for key in OBS_KEYS:
+            np.testing.assert_array_equal(ladder_obs["scheduler"][key], data[key][0], err_msg=key)
+        assert data["teams"].shape[1] == 6  # the oversubscribed game's six teams
+        # ...and the learner's environment reproduces every stored window from the stored codes.
+        env = SchedulerEnv(structured_view=False, **episode_env_kwargs(seed, FAMILY))
+        obs, _ = env.reset(seed=seed)
+        for w in range(int((data["seed"] == seed).sum())):
+            for key in OBS_KEYS:
+                np.testing.assert_array_equal(obs[key], data[key][w], err_msg=f"{teacher} window {w} {key}")
+            obs, reward, done, _, info = env.step(data["action"][w])
+            assert reward == pytest.approx(float(data["reward"][w]), abs=1e-6)
+            assert info["invalid"]["count"] == 0
+        assert done
+    assert dcops.parallel_env(scenario=FAMILY).config.team_kinds == SchedulerEnv(
+        **episode_env_kwargs(0, FAMILY)).parallel.config.team_kinds
+
+
+def test_the_searched_teacher_is_the_familys_shipped_searched_scheduler(family_data: Path):
+    from dcops.agents.schedulers.parametric import searched_scheduler
+    from dcops.evaluation.ladder import family_env
+    from dcops.evaluation.play import run_episode
+
+    seed = split_seeds(3, 2, FAMILY)["train"][1]
+    with np.load(family_data / "shards" / "searched" / f"{seed}.npz", allow_pickle=False) as shard:
+        recorded = float(shard["score"])
+    assert recorded == pytest.approx(run_episode(searched_scheduler(FAMILY), seed, env=family_env(FAMILY))["score"],
+                                     abs=1e-9)
+
+
+def test_the_manifest_names_the_family_and_the_paired_lead_over_the_best_baseline(family_data: Path):
+    manifest = json.loads((family_data / "manifest.json").read_text())
+    assert manifest["family"] == FAMILY and FAMILY in manifest["scenario_rule"]
+    lead = manifest["teachers"]["searched"]["train"]["vs_priority_threshold"]
+    seeds = split_seeds(3, 2, FAMILY)["train"]
+
+    def score(teacher: str, seed: int) -> float:
+        with np.load(family_data / "shards" / teacher / f"{seed}.npz", allow_pickle=False) as data:
+            return float(data["score"])
+
+    diffs = [score("searched", s) - score("priority_threshold", s) for s in seeds]
+    assert lead["seeds"] == 3 and lead["mean"] == pytest.approx(float(np.mean(diffs)))
+    assert lead["low"] <= lead["mean"] <= lead["high"]
+    assert "vs_priority_threshold" not in manifest["teachers"]["priority_threshold"]["train"]
+    assert paired_with_reference(family_data, "searched", seeds[:1]) is None  # one seed: no interval
+
+
+def test_data_of_another_family_or_an_unknown_family_or_teacher_are_refused(family_data: Path, tmp_path: Path):
+    with pytest.raises(ValueError, match="family: .* holds data of 'oversubscribed'"):
+        build_teacher_dataset(family_data, 3, 2, teachers=("priority_threshold",), progress=False,
+                              family="adversarial")
+    with pytest.raises(ValueError, match="family: unknown 'crowded'"):
+        build_teacher_dataset(tmp_path, 1, 1, progress=False, family="crowded")
+    with pytest.raises(ValueError, match="teachers: unknown \\['searched'\\]"):  # the matrix has no searched file
+        build_teacher_dataset(tmp_path, 1, 1, teachers=("searched",), progress=False)
+    assert not any(tmp_path.iterdir())  # refused before anything is played or written
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"family": "crowded"}, "family: unknown 'crowded'"),
+    ({"teacher": "searched"}, "teacher: must be one of"),
+    ({"family": FAMILY, "teacher": "oracle"}, "teacher: must be one of"),
+    ({"family": FAMILY, "dagger_rounds": 1}, "dagger_rounds"),
+])
+def test_the_training_config_refuses_a_family_setting_that_cannot_run(kwargs, message):
+    from dcops.training.scheduler.ppo_config import SchedulerPPOConfig
+
+    with pytest.raises(ValueError, match=message):
+        SchedulerPPOConfig(**kwargs)
+    assert SchedulerPPOConfig(family=FAMILY, teacher="searched").family == FAMILY
+
+
+def test_a_family_run_trains_and_validates_on_the_family_and_refuses_other_data(family_data: Path, tmp_path: Path):
+    pytest.importorskip("sb3_contrib")
+    from dcops.agents.schedulers.learned import SlotPolicy
+    from dcops.training.scheduler.ppo import train_scheduler_ppo
+    from dcops.training.scheduler.ppo_config import SchedulerPPOConfig
+
+    config = SchedulerPPOConfig(family=FAMILY, teacher="searched", bc_epochs=2, timesteps=32, n_envs=2, n_steps=16,
+                                batch_size=32, n_epochs=1, eval_every=32, n_validation_seeds=2, hidden=8)
+    record = train_scheduler_ppo(family_data, tmp_path / "run", config, verbose=False)
+    assert record["seeds"]["validation"] == "2700-2701"
+    assert record["seeds"]["evaluation_never_used"].startswith("2000-2039")
+    policy = SlotPolicy.load(tmp_path / "run" / "ppo_scheduler.npz")
+    # Its global input is sized by the family's six teams: it reads the family's game, not the matrix's.
+    assert policy.fits(SchedulerEnv(**episode_env_kwargs(0, FAMILY)).observation_space)
+    assert not policy.fits(SchedulerEnv().observation_space)
+    with pytest.raises(ValueError, match="family: the teacher data .* are of 'oversubscribed'"):
+        train_scheduler_ppo(family_data, tmp_path / "other", SchedulerPPOConfig(
+            **{**config.__dict__, "family": "adversarial"}), verbose=False)
