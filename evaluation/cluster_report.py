@@ -190,7 +190,9 @@ def write_report(result: dict[str, Any], out: str | Path) -> list[Path]:
 
 def _eval_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", default="reports/cluster", help="output folder (markdown and CSV)")
-    parser.add_argument("--seeds", type=int, default=len(EVAL_SEEDS), help="number of seeds (0..N-1); 20 publishes")
+    parser.add_argument("--seeds", type=int, default=None, help="number of seeds (0..N-1; default 20, which "
+                        "publishes); with --ladder, each family's first N seeds (default all of them, 40, which "
+                        "publishes); with --headroom, seeds from 9000 (default 20; 8 publishes)")
     parser.add_argument("--ladder", default=None, metavar="FAMILIES",
                         help="instead: the skill ladder (dcops.evaluation.ladder) on these scenario families, "
                              "comma-separated, or 'all'; --seeds then counts each family's own seeds")
@@ -222,6 +224,8 @@ def _ladder_run(args: argparse.Namespace) -> int:
             scenario(family)
         except ValueError as error:
             raise SystemExit(f"--ladder: {error}") from None
+    if args.seeds is None:  # every family's seeds: what the published report plays
+        args.seeds = max(len(SCENARIOS[f].seeds) for f in families)
     bar = tqdm(total=sum(min(args.seeds, len(SCENARIOS[f].seeds)) for f in families), desc="seeds", unit="seed")
     if args.workers < 1:
         raise SystemExit("--workers: must be >= 1")
@@ -305,10 +309,12 @@ def _headroom_run(args: argparse.Namespace) -> int:
 def _eval_run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    if args.seeds < 1:
+    if args.seeds is not None and args.seeds < 1:
         raise SystemExit("--seeds: must be >= 1")
     if args.ladder is not None:
         return _ladder_run(args)
+    if args.seeds is None:
+        args.seeds = len(EVAL_SEEDS)
     if args.headroom is not None:
         return _headroom_run(args)
     seeds = tuple(range(args.seeds))

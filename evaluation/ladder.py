@@ -202,8 +202,9 @@ def read_rows(path: Any) -> list[dict[str, Any]]:
 
 def merge_rows(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``old`` with the (family, seed, rung) rows of ``new`` in place of its own, in (family, seed) order.
-    Raises ``ValueError`` when a replayed seed's bound differs from the one on file (another game) or a
-    replayed seed is not on file."""
+    Raises ``ValueError`` when a replayed seed's bound differs from the one on file (another game), a
+    replayed seed is not on file, or a replayed family's seeds are not all of its seeds on file (a replay of
+    fewer seeds would leave the others' rows of an older run)."""
     bound = {(r["family"], r["seed"]): r["throughput_value"] for r in old if r["rung"] == BOUND}
     for r in new:
         if r["rung"] != BOUND:
@@ -214,6 +215,12 @@ def merge_rows(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dic
         if not math.isclose(r["throughput_value"], bound[key], rel_tol=1e-9, abs_tol=1e-6):
             raise ValueError(f"merge: the bound of {key[0]} seed {key[1]} changed ({bound[key]:.6g} on file, "
                              f"{r['throughput_value']:.6g} now): replay every rung instead")
+    for family in dict.fromkeys(r["family"] for r in new):
+        on_file = sorted(seed for (f, seed) in bound if f == family)
+        replayed = sorted(r["seed"] for r in new if r["rung"] == BOUND and r["family"] == family)
+        if replayed != on_file:
+            raise ValueError(f"merge: the report has {len(on_file)} seeds of {family}, the replay plays "
+                             f"{len(replayed)}: replay with --seeds {len(on_file)}")
     replaced = {(r["family"], r["seed"], r["rung"]) for r in new if r["rung"] != BOUND}
     kept = [r for r in old if (r["family"], r["seed"], r["rung"]) not in replaced]
     added = [r for r in new if r["rung"] != BOUND]

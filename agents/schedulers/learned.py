@@ -175,7 +175,10 @@ def family_weights_name(family: str) -> str:
 @cache
 def family_policy(family: str) -> SlotPolicy:
     """The weights trained for scenario ``family`` where they ship, else the shipped (matrix-trained) weights:
-    the policy the skill ladder's ``ppo`` rung plays on that family."""
+    the policy the skill ladder's ``ppo`` rung plays on that family. An unknown family raises ``ValueError``."""
+    from dcops.cluster.scenarios import scenario
+
+    scenario(family)  # a misspelt family must not quietly play the matrix's weights
     root = resources.files(WEIGHTS_PACKAGE)
     path = root / family_weights_name(family)
     if not path.is_file():

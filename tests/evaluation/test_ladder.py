@@ -105,18 +105,25 @@ def test_replayed_rungs_replace_their_rows_and_a_changed_bound_is_refused():
     from dcops.evaluation.ladder import merge_rows
 
     old = _rows()
-    new = [{"family": "classic", "seed": 1, "rung": BOUND, "throughput_value": 100.0},
-           {"family": "classic", "seed": 1, "rung": "carbon_greedy", "score": 0.5, "throughput_value": 60.0,
-            "fraction_of_bound": 0.6, "incident_windows": 0, "gaming_payoff": 0.0, "twin_value": 100.0}]
+    replay = {"rung": "carbon_greedy", "throughput_value": 60.0, "fraction_of_bound": 0.6, "incident_windows": 0,
+              "gaming_payoff": 0.0, "twin_value": 100.0}
+    new = [{"family": "classic", "seed": 0, "rung": BOUND, "throughput_value": 100.0},
+           {"family": "classic", "seed": 0, **replay, "score": 0.11},
+           {"family": "classic", "seed": 1, "rung": BOUND, "throughput_value": 100.0},
+           {"family": "classic", "seed": 1, **replay, "score": 0.5}]
     merged = merge_rows(old, new)
     assert len(merged) == len(old)
     by = {(r["seed"], r["rung"]): r for r in merged}
-    assert by[(1, "carbon_greedy")]["score"] == 0.5 and by[(0, "carbon_greedy")]["score"] == 0.10
+    assert by[(1, "carbon_greedy")]["score"] == 0.5 and by[(0, "carbon_greedy")]["score"] == 0.11
+    assert by[(0, "priority_threshold")]["score"] == 0.20  # rungs not replayed keep their rows
     assert [r["seed"] for r in merged] == sorted(r["seed"] for r in merged)
     with pytest.raises(ValueError, match="bound of classic seed 1 changed"):
-        merge_rows(old, [{**new[0], "throughput_value": 101.0}])
+        merge_rows(old, [*new[:2], {**new[2], "throughput_value": 101.0}, new[3]])
     with pytest.raises(ValueError, match="not in the report"):
-        merge_rows(old, [{**new[0], "seed": 5}])
+        merge_rows(old, [*new, {**new[2], "seed": 5}])
+    # A replay of fewer seeds than the report holds would leave the others' rows of an older run: refused.
+    with pytest.raises(ValueError, match="the report has 2 seeds of classic, the replay plays 1: replay with --seeds 2"):
+        merge_rows(old, new[2:])
 
 
 def test_rows_read_back_from_the_csv_as_they_were_written(tmp_path):

@@ -30,19 +30,42 @@ def family_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("family", ["classic", "oversubscribed", "chiller_fault", "adversarial"])
-def test_a_familys_split_never_meets_its_ladder_search_or_search_validation_seeds(family):
-    from dcops.cluster.scenarios import scenario
-    from dcops.training.scheduler.search import RECIPE, search_seeds
+def test_a_familys_split_never_meets_a_ladder_or_its_search_and_ppo_episodes_never_meet_the_split(family):
+    from dcops.cluster.scenarios import SCENARIOS
+    from dcops.training.scheduler.ppo import EPISODE_SEED_LOW
+    from dcops.training.scheduler.search import (
+        MAX_FAMILY_VALIDATION_SEEDS,
+        RECIPE,
+        search_seeds,
+        validation_seeds,
+    )
 
-    splits = split_seeds(1000, 300, family)
+    splits = split_seeds(1000, MAX_FAMILY_VALIDATION_SEEDS, family)
     train, validation = set(splits["train"]), set(splits["validation"])
-    assert len(train) == 1000 and len(validation) == 300 and not train & validation
-    ladder, search = set(scenario(family).seeds), set(search_seeds(family, RECIPE["n_seeds"]))
-    assert not (train | validation) & ladder
+    assert len(train) == 1000 and len(validation) == MAX_FAMILY_VALIDATION_SEEDS and not train & validation
+    every_ladder = {s for other in SCENARIOS.values() for s in other.seeds}
+    assert not (train | validation) & every_ladder  # no family's ladder, not only this one's
+    search = set(search_seeds(family, RECIPE["n_seeds"]))
     assert not train & search and not validation & search
-    # The PPO episodes draw seeds from [10^4, 2^31): never a ladder seed of any family.
-    assert max(s for name in ("classic", "oversubscribed", "chiller_fault", "adversarial")
-               for s in scenario(name).seeds) < 10_000
+    # Validation is the search's own validation range (it selects nothing there); PPO episodes start above
+    # every ladder and validation seed.
+    assert splits["validation"] == list(validation_seeds(family, MAX_FAMILY_VALIDATION_SEEDS))
+    assert max(every_ladder | validation) < EPISODE_SEED_LOW <= min(train)
+    with pytest.raises(ValueError, match="n_validation: a family has 300 validation seeds"):
+        split_seeds(1, MAX_FAMILY_VALIDATION_SEEDS + 1, family)
+
+
+def test_ppo_episodes_draw_their_seeds_above_every_ladder_and_validation_seed():
+    from dcops.training.scheduler.ppo import EPISODE_SEED_LOW, MixedScenarioEnv
+
+    env = MixedScenarioEnv(FAMILY)
+    env.reset(seed=0)
+    drawn = [env.episode_seed]
+    for _ in range(30):
+        env.reset()
+        drawn.append(env.episode_seed)
+    assert min(drawn) >= EPISODE_SEED_LOW and len(set(drawn)) == len(drawn)
+    assert env.observation_space["teams"].shape[0] == 6
 
 
 def test_the_family_episodes_are_the_ladders_and_replay_in_the_learners_env(family_data: Path):
@@ -72,16 +95,26 @@ def test_the_family_episodes_are_the_ladders_and_replay_in_the_learners_env(fami
         **episode_env_kwargs(0, FAMILY)).parallel.config.team_kinds
 
 
-def test_the_searched_teacher_is_the_familys_shipped_searched_scheduler(family_data: Path):
+def test_every_recorded_code_is_the_searched_schedulers_decision_on_the_window(family_data: Path):
+    """The recorded codes are the family's shipped searched scheduler's decisions, window by window (through the
+    array action: past the 48 slots its decisions cannot be recorded, so its structured score can differ)."""
     from dcops.agents.schedulers.parametric import searched_scheduler
     from dcops.evaluation.ladder import family_env
-    from dcops.evaluation.play import run_episode
+    from dcops.training.scheduler.teacher import decisions_to_codes
 
-    seed = split_seeds(3, 2, FAMILY)["train"][1]
-    with np.load(family_data / "shards" / "searched" / f"{seed}.npz", allow_pickle=False) as shard:
-        recorded = float(shard["score"])
-    assert recorded == pytest.approx(run_episode(searched_scheduler(FAMILY), seed, env=family_env(FAMILY))["score"],
-                                     abs=1e-9)
+    data = load_split(family_data, "searched", "train")
+    env = family_env(FAMILY)
+    cfg = env.config
+    for seed in split_seeds(3, 2, FAMILY)["train"]:
+        rows = np.flatnonzero(data["seed"] == seed)
+        scheduler = searched_scheduler(FAMILY)
+        observations, infos = env.reset(seed=seed)
+        for row in rows:
+            view = infos["scheduler"]["view"]
+            codes, _ = decisions_to_codes(scheduler.decide(view), view, cfg.max_slots, cfg.max_defer)
+            np.testing.assert_array_equal(codes, data["action"][row], err_msg=f"seed {seed} row {row}")
+            observations, _, _, _, infos = env.step({"scheduler": codes})
+        assert not env.agents
 
 
 def test_the_manifest_names_the_family_and_the_paired_lead_over_the_best_baseline(family_data: Path):
@@ -96,7 +129,8 @@ def test_the_manifest_names_the_family_and_the_paired_lead_over_the_best_baselin
 
     diffs = [score("searched", s) - score("priority_threshold", s) for s in seeds]
     assert lead["seeds"] == 3 and lead["mean"] == pytest.approx(float(np.mean(diffs)))
-    assert lead["low"] <= lead["mean"] <= lead["high"]
+    half = 4.302652729911275 * float(np.std(diffs, ddof=1)) / np.sqrt(3)  # t(0.975, 2 d.o.f.)
+    assert (lead["low"], lead["high"]) == pytest.approx((lead["mean"] - half, lead["mean"] + half))
     assert "vs_priority_threshold" not in manifest["teachers"]["priority_threshold"]["train"]
     assert paired_with_reference(family_data, "searched", seeds[:1]) is None  # one seed: no interval
 
@@ -114,6 +148,7 @@ def test_data_of_another_family_or_an_unknown_family_or_teacher_are_refused(fami
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"family": "crowded"}, "family: unknown 'crowded'"),
+    ({"family": FAMILY, "teacher": "searched", "n_validation_seeds": 301}, "n_validation_seeds: a family has 300"),
     ({"teacher": "searched"}, "teacher: must be one of"),
     ({"family": FAMILY, "teacher": "oracle"}, "teacher: must be one of"),
     ({"family": FAMILY, "dagger_rounds": 1}, "dagger_rounds"),
@@ -144,3 +179,38 @@ def test_a_family_run_trains_and_validates_on_the_family_and_refuses_other_data(
     with pytest.raises(ValueError, match="family: the teacher data .* are of 'oversubscribed'"):
         train_scheduler_ppo(family_data, tmp_path / "other", SchedulerPPOConfig(
             **{**config.__dict__, "family": "adversarial"}), verbose=False)
+
+
+def test_a_checkpoint_made_before_families_resumes_and_other_settings_are_named():
+    from dataclasses import asdict
+
+    from dcops.training.scheduler.ppo import config_differences
+    from dcops.training.scheduler.ppo_config import SchedulerPPOConfig
+
+    config = SchedulerPPOConfig()
+    older = {k: v for k, v in asdict(config).items() if k != "family"}  # a state.json written before the field
+    assert config_differences(older, config) == []
+    assert config_differences({**older, "timesteps": 1}, config) == []  # only timesteps may change
+    assert config_differences(older, SchedulerPPOConfig(family=FAMILY, teacher="searched")) == ["family", "teacher"]
+
+
+def test_the_family_weights_are_found_by_family_and_a_misspelt_family_is_refused():
+    from dcops.agents.schedulers.learned import family_policy, family_weights_name, shipped_policy
+
+    assert family_weights_name(FAMILY) == "data/ppo_scheduler_oversubscribed.npz"
+    assert family_policy(FAMILY) is not shipped_policy()
+    assert family_policy(FAMILY).metadata["config"]["family"] == FAMILY  # its recipe names its family
+    assert family_policy("classic") is shipped_policy()  # no classic weights ship: the matrix's play there
+    with pytest.raises(ValueError, match="scenario: unknown 'oversubscribd'"):
+        family_policy("oversubscribd")
+
+
+def test_data_without_a_manifest_are_left_to_the_reader_and_matrix_data_refuse_a_family_run(tmp_path: Path):
+    from dcops.training.scheduler.ppo import check_data_family
+
+    check_data_family(tmp_path, FAMILY)  # nothing to check against
+    (tmp_path / "manifest.json").write_text(json.dumps({"teachers": {}}))
+    check_data_family(tmp_path, "")
+    with pytest.raises(ValueError, match="family: the teacher data in .* are of 'the matrix', the run asks for "
+                       "'oversubscribed'"):
+        check_data_family(tmp_path, FAMILY)

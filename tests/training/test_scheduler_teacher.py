@@ -95,6 +95,10 @@ def test_the_manifest_records_seeds_counts_and_versions_and_a_rerun_plays_nothin
         assert entry["train"]["decisions"] == int(load_split(dataset, teacher, "train")["request_mask"].sum())
     assert manifest["teachers"]["truth_planner"]["planner"] == {"passes": 1, "starts": ["electrical"]}
     assert "numpy" in manifest["versions"]
+    # The matrix's manifest keeps the published layout: no family, no paired lead (a family's data only).
+    assert "family" not in manifest
+    assert not any(k.startswith("vs_") for e in manifest["teachers"].values() for split in ("train", "validation")
+                   for k in e[split])
     shard = dataset / "shards" / "truth_planner" / "1000.npz"
     before = shard.stat().st_mtime_ns
     build_teacher_dataset(dataset, 1, 1, progress=False, teachers=("priority_threshold",))

@@ -8,10 +8,11 @@ Pipeline (:func:`train_scheduler_ppo`), every step seeded:
    critic to the windows' rewards-to-go. Reports the accuracy on the validation split: per decision (valid
    slots whose greedy code is the teacher's) and per window (every slot right).
 2. **MaskablePPO** from the cloned policy, on :class:`MixedScenarioEnv` (the evaluation matrix's mixes and
-   conditions, one drawn per episode; seeds from the environment's own generator, never 0–19 nor the
-   validation range). The cloned head is first softened by ``warm_start_temperature`` (logits / T: the greedy
+   conditions, one drawn per episode, or with ``config.family`` that scenario family's game; seeds from the
+   environment's own generator in [10⁴, 2³¹), never 0–19, a family's ladder seeds nor the validation range). The cloned head is first softened by ``warm_start_temperature`` (logits / T: the greedy
    action is unchanged; PPO needs the alternatives sampled to learn anything).
-3. **Checkpoint selection** on validation seeds (``2000 …``, the teacher data's validation range): every
+3. **Checkpoint selection** on validation seeds (the teacher data's validation range: ``2000 …``, or a family's
+   first ladder seed + 700 …): every
    ``eval_every`` steps the actor is exported to numpy and played greedily; the best mean episode score wins
    (the cloned policy is a candidate, step 0), so PPO is kept only where it helped on validation. Each row of
    the curve carries the paired difference with ``priority_threshold`` on the same seeds.
@@ -185,6 +186,11 @@ class SlotScoringPolicy(MaskableMultiInputActorCriticPolicy):
 
 
 # -- environments -------------------------------------------------------------------------------------------
+EPISODE_SEED_LOW = 10_000
+"""PPO episodes draw their seeds from [this, 2³¹): above every ladder, search and validation seed of the matrix and
+of every family (tested)."""
+
+
 class MixedScenarioEnv(gym.Env):
     """``SchedulerEnv`` over the evaluation matrix's scenarios, or one scenario family's: each reset draws a seed
     from the environment's generator (in [10⁴, 2³¹): never an evaluation, ladder or validation seed) and plays
@@ -210,7 +216,8 @@ class MixedScenarioEnv(gym.Env):
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
         super().reset(seed=seed)
-        episode_seed = int(self.np_random.integers(10_000, 2**31 - 1))
+        episode_seed = int(self.np_random.integers(EPISODE_SEED_LOW, 2**31 - 1))
+        self.episode_seed = episode_seed
         self._env = self._scenario_env(episode_seed)
         return self._env.reset(seed=episode_seed)
 
@@ -328,8 +335,8 @@ DAGGER_SEED_START = 3000
 """First seed of the DAgger episodes (round r plays ``3000 + r · dagger_episodes …``)."""
 
 
-def dagger_episodes(policy: SlotPolicy, seeds: list[int], teacher: str = "priority_threshold",
-                    family: str = MATRIX) -> dict[str, np.ndarray]:
+def dagger_episodes(policy: SlotPolicy, seeds: list[int], teacher: str = "priority_threshold"
+                    ) -> dict[str, np.ndarray]:
     """Windows the numpy ``policy`` visits on ``seeds`` (it acts), labelled with the public ``teacher``'s codes for
     the same window: the teacher-data layout of ``dcops.training.scheduler.teacher`` (rewards are the policy's)."""
     import dcops
@@ -339,10 +346,10 @@ def dagger_episodes(policy: SlotPolicy, seeds: list[int], teacher: str = "priori
     envs: dict[tuple[str, ...], Any] = {}
     rows: dict[str, list[Any]] = {key: [] for key in (*OBS_KEYS, "action", "reward", "window", "seed")}
     expert = BASELINES[teacher]()
-    for seed in seeds:
-        key = episode_key(seed, family)
+    for seed in seeds:  # the matrix's scenarios (the configuration offers DAgger only there)
+        key = episode_key(seed)
         if key not in envs:
-            envs[key] = dcops.parallel_env(**episode_env_kwargs(seed, family))
+            envs[key] = dcops.parallel_env(**episode_env_kwargs(seed))
         env = envs[key]
         cfg = env.config
         observations, infos = env.reset(seed=seed)
@@ -406,6 +413,7 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
     ckpt = out / "checkpoint"
     if resume and not (ckpt / "state.json").exists():
         raise FileNotFoundError(f"resume: no checkpoint at {ckpt} to resume (run without --resume to start one)")
+    check_data_family(data_dir, config.family)
     ckpt.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
     torch.manual_seed(config.seed)
@@ -415,10 +423,6 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
         if verbose:
             print(f"[{time.perf_counter() - started:7.1f} s] {message}", flush=True)
 
-    data_family = _manifest(data_dir).get("family", MATRIX)
-    if not resume and data_family != config.family:
-        raise ValueError(f"family: the teacher data in {data_dir} are of {data_family or 'the matrix'!r}, the run "
-                         f"asks for {config.family or 'the matrix'!r}")
     val_seeds = validation_split(config.n_validation_seeds, config.family)
     reference = baseline_scores(val_seeds, family=config.family)
     say(f"priority_threshold on {len(val_seeds)} validation seeds: {reference.mean():+.4f}")
@@ -429,7 +433,7 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
         state = json.loads(state_path.read_text())
         saved = state.get("config")
         if saved is not None:
-            differ = sorted(k for k, v in asdict(config).items() if k != "timesteps" and saved.get(k) != v)
+            differ = config_differences(saved, config)
             if differ:
                 raise ValueError(f"resume: the checkpoint was made with other settings of {differ}; resume with "
                                  "the same ones (only timesteps may change) or start a new --out")
@@ -451,8 +455,7 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
             raise ValueError("dagger_rounds: only a public teacher (priority_threshold) can label new windows")
         for r in range(config.dagger_rounds):
             first = DAGGER_SEED_START + r * config.dagger_episodes
-            visited = dagger_episodes(export(model), list(range(first, first + config.dagger_episodes)),
-                                      family=config.family)
+            visited = dagger_episodes(export(model), list(range(first, first + config.dagger_episodes)))
             train = {key: np.concatenate([train[key], visited[key].astype(train[key].dtype)]) for key in train}
             agreement = bc_accuracy(export(model), visited)["decision_accuracy"]
             say(f"DAgger round {r + 1}/{config.dagger_rounds}: {len(visited['seed'])} visited windows (agreement "
@@ -529,6 +532,26 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
     say(f"kept step {state['best_step']}: validation {state['best_score']:+.4f} against priority_threshold "
         f"{reference.mean():+.4f}")
     return record
+
+
+def config_differences(saved: dict[str, Any], config: SchedulerPPOConfig) -> list[str]:
+    """The fields (other than ``timesteps``) where a checkpoint's recorded configuration differs from ``config``;
+    a field the checkpoint predates counts as its default (``family`` came later: an older matrix checkpoint
+    resumes)."""
+    defaults = asdict(SchedulerPPOConfig())
+    return sorted(k for k, v in asdict(config).items() if k != "timesteps" and saved.get(k, defaults[k]) != v)
+
+
+def check_data_family(data_dir: str | Path, family: str) -> None:
+    """Refuse teacher data of another family than the run's (``ValueError`` naming ``family``); data with no
+    manifest are left to fail where they are read."""
+    manifest = _manifest(data_dir)
+    if not manifest:
+        return
+    found = manifest.get("family", MATRIX)
+    if found != family:
+        raise ValueError(f"family: the teacher data in {data_dir} are of {found or 'the matrix'!r}, the run asks for "
+                         f"{family or 'the matrix'!r}")
 
 
 def _curve_row(step: int, scores: np.ndarray, reference: np.ndarray, episode_reward: float,

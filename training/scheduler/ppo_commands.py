@@ -8,6 +8,13 @@ The published run (``agents/schedulers/data/ppo_scheduler.json`` records its rec
         --planner-starts electrical --out runs/scheduler_teacher
     dcops train-scheduler-ppo --data runs/scheduler_teacher --out runs/scheduler_ppo --install
 
+and per scenario family (``ppo_scheduler_<family>.json``; README, *RL scheduler per family*)::
+
+    dcops scheduler-teacher --family F --teachers searched,priority_threshold --seeds 1000 --validation-seeds 84 \\
+        --out runs/scheduler_teacher_F
+    dcops train-scheduler-ppo --family F --teacher searched --data runs/scheduler_teacher_F --out runs/scheduler_ppo_F \\
+        --timesteps 100000   # then the same with --resume --timesteps 300000 --install (oversubscribed: then 500000)
+
 Only argparse runs at import; numpy, torch and sb3-contrib are imported inside ``run``.
 """
 
@@ -88,17 +95,20 @@ def _train_run(args: argparse.Namespace) -> int:
         raise SystemExit(f"dcops train-scheduler-ppo: {error}") from None
     if args.resume and not (args.out / "checkpoint" / "state.json").exists():
         raise SystemExit(f"dcops train-scheduler-ppo: --resume: no checkpoint in {args.out / 'checkpoint'}")
-    record = train_scheduler_ppo(args.data, args.out, config, resume=args.resume, log_dir=args.tensorboard)
+    try:
+        record = train_scheduler_ppo(args.data, args.out, config, resume=args.resume, log_dir=args.tensorboard)
+    except ValueError as error:  # refusals name the option (family, or a resume with other settings)
+        raise SystemExit(f"dcops train-scheduler-ppo: {error}") from None
     print(f"BC accuracy (validation decisions): {record['bc_accuracy']['validation']['decision_accuracy']:.3f}; "
           f"kept step {record['selected_timesteps']}: validation {record['selected_validation_score']:+.4f} "
           f"against priority_threshold {record['reference_validation_score']:+.4f}")
     if args.install:
         from importlib import resources
 
-        from dcops.agents.schedulers.learned import family_weights_name
+        from dcops.agents.schedulers.learned import WEIGHTS_NPZ, family_weights_name
 
         target = Path(str(resources.files("dcops.agents.schedulers")))
-        npz = target / (family_weights_name(config.family) if config.family else "data/ppo_scheduler.npz")
+        npz = target / (family_weights_name(config.family) if config.family else WEIGHTS_NPZ)
         for suffix in (".npz", ".json"):
             shutil.copyfile(args.out / f"ppo_scheduler{suffix}", npz.with_suffix(suffix))
         print(f"installed as {npz}")

@@ -71,23 +71,21 @@ class SchedulerPPOConfig:
     eval_every: int = 10_000
     n_validation_seeds: int = 84
 
-    TEACHERS = ("priority_threshold", "truth_planner")
-    FAMILY_TEACHERS = (*TEACHERS, "searched")
-
     def __post_init__(self) -> None:
         """Refuse settings that would fail late (after minutes of cloning or training), naming the field."""
-        if self.family:
-            from dcops.cluster.scenarios import SCENARIOS
+        from dcops.training.scheduler.search import MAX_FAMILY_VALIDATION_SEEDS
+        from dcops.training.scheduler.teacher import FAMILY_TEACHERS, MATRIX, TEACHERS, check_family
 
-            if self.family not in SCENARIOS:
-                raise ValueError(f"family: unknown {self.family!r}; known: {sorted(SCENARIOS)} (or '' for the "
-                                 "evaluation matrix)")
-        if self.family and self.dagger_rounds:
+        on_family = check_family(self.family) != MATRIX
+        if on_family and self.dagger_rounds:
             raise ValueError("dagger_rounds: DAgger plays the matrix's seeds 3000 ...; it is not offered with a "
                              "family (family='')")
-        teachers = self.FAMILY_TEACHERS if self.family else self.TEACHERS
+        teachers = FAMILY_TEACHERS if on_family else TEACHERS
         if self.teacher not in teachers:
             raise ValueError(f"teacher: must be one of {teachers}, got {self.teacher!r}")
+        if on_family and self.n_validation_seeds > MAX_FAMILY_VALIDATION_SEEDS:
+            raise ValueError(f"n_validation_seeds: a family has {MAX_FAMILY_VALIDATION_SEEDS} validation seeds, "
+                             f"got {self.n_validation_seeds}")
         if self.dagger_rounds and self.teacher != "priority_threshold":
             raise ValueError("dagger_rounds: DAgger needs a public teacher that can label any window "
                              "(teacher='priority_threshold')")

@@ -42,6 +42,9 @@ SEARCH_SEED_OFFSET = 500
 """A family's search seeds start this far above its first ladder seed."""
 VALIDATION_SEED_OFFSET = 700
 """A family's validation seeds start this far above its first ladder seed."""
+MAX_FAMILY_VALIDATION_SEEDS = 300
+"""At most this many validation seeds of a family (first ladder seed + 700 … + 999): the next family's ladder
+starts 1000 above, and the RL scheduler's fresh-seed check plays the ones its training did not use."""
 TEACHER_SEED_OFFSET = 10_000
 """A family's training seeds for the RL scheduler (teacher data, ``dcops scheduler-teacher --family``) start this
 far above its first ladder seed."""
@@ -58,13 +61,13 @@ UPPER: dict[str, float] = {"margin": 0.2, "reserve": 0.6}
 
 
 def _seeds(family: str, n: int, offset: int, what: str) -> tuple[int, ...]:
-    from dcops.cluster.scenarios import scenario
+    from dcops.cluster.scenarios import SCENARIOS, scenario
 
-    fam = scenario(family)
-    first = fam.seeds[0] + offset
+    first = scenario(family).seeds[0] + offset
     seeds = tuple(range(first, first + n))
-    if set(seeds) & set(fam.seeds):
-        raise ValueError(f"seeds: the {what} seeds of {family} overlap its ladder seeds")
+    for name, other in SCENARIOS.items():  # a seed another family reports is kept out too, to be safe
+        if set(seeds) & set(other.seeds):
+            raise ValueError(f"seeds: {n} {what} seeds of {family} would reach the {name} ladder's seeds")
     return seeds
 
 

@@ -74,15 +74,25 @@ def split_seeds(n_train: int, n_validation: int, family: str = MATRIX) -> dict[s
         if not 0 <= n <= MAX_SPLIT_SEEDS:
             raise ValueError(f"{name}: between 0 and {MAX_SPLIT_SEEDS} seeds, got {n}")
     if family != MATRIX:
-        from dcops.training.scheduler.search import teacher_seeds, validation_seeds
+        from dcops.training.scheduler.search import (
+            MAX_FAMILY_VALIDATION_SEEDS,
+            teacher_seeds,
+            validation_seeds,
+        )
 
+        if n_validation > MAX_FAMILY_VALIDATION_SEEDS:
+            raise ValueError(f"n_validation: a family has {MAX_FAMILY_VALIDATION_SEEDS} validation seeds, asked "
+                             f"{n_validation}")
         return {"train": list(teacher_seeds(family, n_train)), "validation": list(validation_seeds(family, n_validation))}
     return {"train": list(range(TRAIN_SEED_START, TRAIN_SEED_START + n_train)),
             "validation": list(range(VALIDATION_SEED_START, VALIDATION_SEED_START + n_validation))}
 
 
 def validation_split(n: int, family: str = MATRIX) -> list[int]:
-    """The first ``n`` validation seeds of the split (the RL scheduler's checkpoint selection plays them)."""
+    """The first ``n`` validation seeds of the split (the RL scheduler's checkpoint selection plays them; the
+    matrix's range has no cap here, as before families)."""
+    if family == MATRIX:
+        return list(range(VALIDATION_SEED_START, VALIDATION_SEED_START + n))
     return split_seeds(0, n, family)["validation"]
 
 
@@ -222,7 +232,7 @@ def teacher_episode(task: tuple[str, int, int, tuple[str, ...], str]) -> dict[st
         record = record_episode(env, scheduler.decide, seed)
         record["teacher_score"] = record["score"]
     else:
-        raise ValueError(f"teacher: unknown {teacher!r}; known: {FAMILY_TEACHERS if family else TEACHERS}")
+        raise ValueError(f"teacher: unknown {teacher!r}; known: {FAMILY_TEACHERS if family != MATRIX else TEACHERS}")
     record["wall_s"] = time.perf_counter() - started
     return record
 
@@ -308,7 +318,7 @@ def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
                             "mean_score_recorded": float(np.mean(scores)),
                             "mean_score_teacher": float(np.mean(teacher_scores)),
                             "clipped_defers": int(clipped), "play_seconds": round(float(wall), 1)}
-            if teacher != REFERENCE_TEACHER:
+            if family != MATRIX and teacher != REFERENCE_TEACHER:  # the matrix's manifest stays as published
                 entry[split]["vs_" + REFERENCE_TEACHER] = paired_with_reference(out, teacher, seeds)
         manifest["teachers"][teacher] = entry
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
@@ -323,8 +333,8 @@ def paired_with_reference(out: str | Path, teacher: str, seeds: Sequence[int]) -
     """The teacher's recorded episode score minus :data:`REFERENCE_TEACHER`'s on the seeds both played (their
     shards in ``out``): mean and 95 % t-interval, or None where the reference has not played them. These are
     the *recorded* episodes, played through the array action a learner has (module docstring): where more
-    requests wait than ``max_slots`` (the ``oversubscribed`` family), the ones past the slots take the
-    environment's default, so the figure is what a student of the teacher could reach, not the teacher's own
+    requests wait than ``max_slots`` (windows of the ``oversubscribed`` and ``adversarial`` families), the ones
+    past the slots take the environment's default, so the figure is what a student of the teacher could reach, not the teacher's own
     structured play."""
     from dcops.intervals import t_interval
 
