@@ -22,9 +22,10 @@ LEARNED = {
     "ppo": LearnedScheduler,
 }
 """Every learned scheduler by name: each class builds with its shipped weights, or with a weights file as its
-first argument, or (``family=``) with the weights trained for a scenario family where they ship. Kept apart from :data:`BASELINES` because these read the window's array observation
-(``reads_observation``; ``dcops.evaluation.play.scheduler_action``), not only the view, and so that the
-baselines' published tables stay the baselines'."""
+first argument, or (``family=``) with the weights trained for a scenario family where they ship. Kept apart
+from :data:`BASELINES` because these read the window's array observation (``reads_observation``;
+``dcops.evaluation.play.scheduler_action``), not only the view, and so that the baselines' published tables
+stay the baselines'."""
 
 __all__ = [
     "BASELINES", "LEARNED", "AcceptAllScheduler", "Capacity", "CarbonAwareScheduler", "EarliestDeadlineScheduler",

@@ -9,13 +9,14 @@ Pipeline (:func:`train_scheduler_ppo`), every step seeded:
    slots whose greedy code is the teacher's) and per window (every slot right).
 2. **MaskablePPO** from the cloned policy, on :class:`MixedScenarioEnv` (the evaluation matrix's mixes and
    conditions, one drawn per episode, or with ``config.family`` that scenario family's game; seeds from the
-   environment's own generator in [10⁴, 2³¹), never 0–19, a family's ladder seeds nor the validation range). The cloned head is first softened by ``warm_start_temperature`` (logits / T: the greedy
-   action is unchanged; PPO needs the alternatives sampled to learn anything).
+   environment's own generator in [10⁴, 2³¹), never 0–19, a family's ladder seeds nor the validation range).
+   The cloned head is first softened by ``warm_start_temperature`` (logits / T: the greedy action is
+   unchanged; PPO needs the alternatives sampled to learn anything).
 3. **Checkpoint selection** on validation seeds (the teacher data's validation range: ``2000 …``, or a family's
-   first ladder seed + 700 …): every
-   ``eval_every`` steps the actor is exported to numpy and played greedily; the best mean episode score wins
-   (the cloned policy is a candidate, step 0), so PPO is kept only where it helped on validation. Each row of
-   the curve carries the paired difference with ``priority_threshold`` on the same seeds.
+   first ladder seed + 700 …): every ``eval_every`` steps the actor is exported to numpy and played greedily;
+   the best mean episode score wins (the cloned policy is a candidate, step 0), so PPO is kept only where it
+   helped on validation. Each row of the curve carries the paired difference with ``priority_threshold`` on
+   the same seeds.
 4. **Export** the winner to ``<out>/ppo_scheduler.npz`` + ``.json`` (recipe: config, seeds, steps, wall time,
    BC accuracy, validation figures, versions), the cloned policy to ``<out>/bc_scheduler.npz``, the curve to
    ``<out>/learning_curve.csv`` (and ``.png`` with matplotlib).
