@@ -158,12 +158,16 @@ def _check_shapes(params: dict[str, NDArray[np.float64]], path: Path) -> None:
                              f"{tuple('any' if w is None else w for w in shape)}")
 
 
+def _packaged_policy(name: str) -> SlotPolicy:
+    """The weights in package-data file ``name`` (of :data:`WEIGHTS_PACKAGE`)."""
+    with resources.as_file(resources.files(WEIGHTS_PACKAGE) / name) as npz:
+        return SlotPolicy.load(npz)
+
+
 @cache
 def shipped_policy() -> SlotPolicy:
     """The shipped weights (package data), read once per process."""
-    root = resources.files(WEIGHTS_PACKAGE)
-    with resources.as_file(root / WEIGHTS_NPZ) as npz:
-        return SlotPolicy.load(npz)
+    return _packaged_policy(WEIGHTS_NPZ)
 
 
 def family_weights_name(family: str) -> str:
@@ -179,12 +183,10 @@ def family_policy(family: str) -> SlotPolicy:
     from dcops.cluster.scenarios import scenario
 
     scenario(family)  # a misspelt family must not quietly play the matrix's weights
-    root = resources.files(WEIGHTS_PACKAGE)
-    path = root / family_weights_name(family)
-    if not path.is_file():
+    name = family_weights_name(family)
+    if not (resources.files(WEIGHTS_PACKAGE) / name).is_file():
         return shipped_policy()
-    with resources.as_file(path) as npz:
-        return SlotPolicy.load(npz)
+    return _packaged_policy(name)
 
 
 @dataclass

@@ -18,6 +18,7 @@ from dcops.training.scheduler.teacher import (
     paired_with_reference,
     split_seeds,
 )
+from tests.training.test_scheduler_teacher import assert_replays_in_the_learners_env
 
 FAMILY = "oversubscribed"
 
@@ -82,15 +83,7 @@ def test_the_family_episodes_are_the_ladders_and_replay_in_the_learners_env(fami
             np.testing.assert_array_equal(ladder_obs["scheduler"][key], data[key][0], err_msg=key)
         assert data["teams"].shape[1] == 6  # the oversubscribed game's six teams
         # ...and the learner's environment reproduces every stored window from the stored codes.
-        env = SchedulerEnv(structured_view=False, **episode_env_kwargs(seed, FAMILY))
-        obs, _ = env.reset(seed=seed)
-        for w in range(int((data["seed"] == seed).sum())):
-            for key in OBS_KEYS:
-                np.testing.assert_array_equal(obs[key], data[key][w], err_msg=f"{teacher} window {w} {key}")
-            obs, reward, done, _, info = env.step(data["action"][w])
-            assert reward == pytest.approx(float(data["reward"][w]), abs=1e-6)
-            assert info["invalid"]["count"] == 0
-        assert done
+        assert_replays_in_the_learners_env(data, seed, episode_env_kwargs(seed, FAMILY), teacher)
     assert dcops.parallel_env(scenario=FAMILY).config.team_kinds == SchedulerEnv(
         **episode_env_kwargs(0, FAMILY)).parallel.config.team_kinds
 
