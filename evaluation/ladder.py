@@ -17,6 +17,10 @@ seeds, the rungs from the floor up:
                        where they ship (``ppo_scheduler_<family>.npz``), else the matrix-trained weights, on the
                        families whose scheduler observation the network reads (the number of teams and zones it
                        was trained with: ``SlotPolicy.fits``); left out of the others
+``rolling_planner``    re-plans the rest of the episode every window on the stated fields, for the score
+                       (``dcops.agents.schedulers.planner``): does planning on public information pay?
+``present_truth_       the same planner told the truth of the requests already submitted, never of later
+planner``              arrivals (evaluator-only, ``truth_planner.PresentTruthPlanner``)
 ``truth_planner``      knows every request's truth and every arrival (evaluator-only, ``truth_planner``)
 ``hindsight_bound``    the hindsight MILP bound's throughput value (no score: it is a bound on value)
 =====================  =====================================================================================
@@ -47,18 +51,31 @@ from dcops.intervals import t_interval
 PUBLIC_BASELINES: tuple[str, ...] = ("priority_threshold", "earliest_deadline", "carbon_greedy")
 """The public-information baselines; the best of them on a family is the reference of the paired differences."""
 RUNGS: tuple[str, ...] = ("random", "reject_all", "accept_all", *PUBLIC_BASELINES, "oversight_aware", "searched",
-                          "ppo")
+                          "ppo", "rolling_planner")
 """The rungs that play through the public view or observation (each with its gaming payoff)."""
 SEARCHED = "searched"
 LEARNED_RUNG = "ppo"
+PRESENT_TRUTH = "present_truth_planner"
+"""The evaluator-only rung told the submitted requests' truth; it plays like the public rungs (gaming payoff
+included), with the environment in hand."""
+PLAYED: tuple[str, ...] = (*RUNGS, PRESENT_TRUTH)
+"""Every rung :func:`play_seed` plays one scheduler episode for (the truth planner and the bound apart)."""
 TRUTH = "truth_planner"
 BOUND = "hindsight_bound"
 
 
-def _scheduler(name: str, family: str) -> Any:
+def _scheduler(name: str, family: str, env: Any) -> Any:
+    """Rung ``name``'s scheduler for an episode of ``family`` on ``env`` (which only the evaluator-only rung
+    reads)."""
     from dcops.agents.schedulers import BASELINES, LEARNED, OversightAwareScheduler, RandomScheduler
     from dcops.agents.schedulers.parametric import searched_scheduler
+    from dcops.agents.schedulers.planner import RollingPlanner
+    from dcops.evaluation.truth_planner import PresentTruthPlanner
 
+    if name == PRESENT_TRUTH:
+        return PresentTruthPlanner(env)
+    if name == "rolling_planner":
+        return RollingPlanner()
     if name == LEARNED_RUNG:
         return LEARNED[name](family=family)
     if name == "random":
@@ -71,7 +88,7 @@ def _scheduler(name: str, family: str) -> Any:
 
 
 def family_rungs(family: str, env: Any = None) -> tuple[str, ...]:
-    """The rungs of :data:`RUNGS` that can play ``family``: ``searched`` only where its parameters ship, ``ppo``
+    """The rungs of :data:`PLAYED` that can play ``family``: ``searched`` only where its parameters ship, ``ppo``
     only where its network reads the family's observation (``env``: a family env already built, else one is)."""
     from dcops.agents.schedulers.learned import family_policy
     from dcops.agents.schedulers.parametric import data_dir
@@ -79,7 +96,7 @@ def family_rungs(family: str, env: Any = None) -> tuple[str, ...]:
     has_search = (data_dir() / f"parametric_{family}.json").exists()
     env = env if env is not None else family_env(family)
     learned_fits = family_policy(family).fits(env.observation_space("scheduler"))
-    return tuple(r for r in RUNGS if (r != SEARCHED or has_search) and (r != LEARNED_RUNG or learned_fits))
+    return tuple(r for r in PLAYED if (r != SEARCHED or has_search) and (r != LEARNED_RUNG or learned_fits))
 
 
 def family_env(family: str, honest_agents: frozenset[str] = frozenset(), **overrides: Any) -> Any:
@@ -115,7 +132,7 @@ def play_seed(family: str, seed: int, rungs: Sequence[str] | None = None, truth:
     from dcops.evaluation.truth_planner import play_truth_planner
 
     env = family_env(family, **overrides)
-    run_episode(_scheduler("reject_all", family), seed, env=env)
+    run_episode(_scheduler("reject_all", family, env), seed, env=env)
     bound = env.hindsight_bound()
     gaming = [agent for agent, team in env.teams.items() if team.kind in GAMING_KINDS]
     twins = {agent: family_env(family, frozenset({agent}), **overrides) for agent in gaming}
@@ -124,11 +141,11 @@ def play_seed(family: str, seed: int, rungs: Sequence[str] | None = None, truth:
              "bound_status": bound.status}]
     playable = family_rungs(family, env)
     for name in playable if rungs is None else [r for r in rungs if r in playable]:
-        summary = run_episode(_scheduler(name, family), seed, env=env)
+        summary = run_episode(_scheduler(name, family, env), seed, env=env)
         value = completed_value_by_team(env)
         payoff, twin_value = 0.0, 0.0
         for agent, twin_env in twins.items():
-            twin = run_episode(_scheduler(name, family), seed, env=twin_env)
+            twin = run_episode(_scheduler(name, family, twin_env), seed, env=twin_env)
             if twin["arrivals_key"] != summary["arrivals_key"]:
                 raise RuntimeError(f"{family} seed {seed}: the honest twin of {agent} drew different jobs")
             honest = completed_value_by_team(twin_env)[agent]
@@ -159,9 +176,9 @@ def run_ladder(families: Sequence[str], seeds_per_family: int | None = None,
     from dcops.evaluation.play import ordered_map
 
     if rungs is not None:
-        unknown = [r for r in rungs if r not in (*RUNGS, TRUTH)]
+        unknown = [r for r in rungs if r not in (*PLAYED, TRUTH)]
         if unknown:
-            raise ValueError(f"rungs: unknown {unknown}; known: {[*RUNGS, TRUTH]}")
+            raise ValueError(f"rungs: unknown {unknown}; known: {[*PLAYED, TRUTH]}")
         for family in families:
             if TRUTH not in rungs and not set(rungs) & set(family_rungs(family)):
                 raise ValueError(f"rungs: none of {list(rungs)} can play family {family!r} "
@@ -225,7 +242,7 @@ def merge_rows(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list[dic
     kept = [r for r in old if (r["family"], r["seed"], r["rung"]) not in replaced]
     added = [r for r in new if r["rung"] != BOUND]
     order = {family: i for i, family in enumerate(dict.fromkeys(r["family"] for r in old))}
-    ladder_order = {name: i for i, name in enumerate((BOUND, *RUNGS, TRUTH))}
+    ladder_order = {name: i for i, name in enumerate((BOUND, *PLAYED, TRUTH))}
     return sorted(kept + added, key=lambda r: (order[r["family"]], r["seed"], ladder_order.get(r["rung"], 99)))
 
 
@@ -246,7 +263,7 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
         score = {name: np.array([by_rung[name][s]["score"] for s in seeds]) for name in by_rung if name != BOUND}
         best = max((n for n in PUBLIC_BASELINES if n in score), key=lambda n: score[n].mean())
         summary = []
-        for name in (*RUNGS, TRUTH, BOUND):
+        for name in (*PLAYED, TRUTH, BOUND):
             if name not in by_rung:
                 continue
             got = [by_rung[name][s] for s in seeds]

@@ -124,3 +124,65 @@ def play_truth_planner(env: Any, seed: int, passes: int = PASSES,
         raise ValueError("starts, objectives: name at least one start budget and one objective")
     best.runs = runs
     return best
+
+
+PRESENT_TRUTH_FIELDS = ("priority", "deadline", "flexibility", "runtime")
+"""What :class:`PresentTruthPlanner` may be told of the submitted requests: each names one stated field of the
+public view (``priority``, ``deadline_window``, ``carbon_flexible``, ``duration_h``) that it replaces by the
+request's truth."""
+
+
+@dataclass
+class PresentTruthPlanner:
+    """The rolling planner (``dcops.agents.schedulers.planner``) told the truth of the requests already submitted,
+    and nothing of the future: the evaluator-only rung between ``rolling_planner`` and ``truth_planner``.
+
+    Every window it reads, for each pending request, the private truth of the fields named in ``fields`` through
+    the evaluator API (``env.episode``'s ledger, where the episode keeps it) and gives the planner a copy of the
+    view with those fields replaced; where the priority is told, every team's ``gaming_posterior`` is set to 0
+    (there is nothing left to discount). Arrivals of later windows stay unknown until they are submitted, as for
+    every public scheduler. So ``present_truth_planner − rolling_planner`` is what the stated fields hide from
+    this planner, and ``truth_planner − present_truth_planner`` what knowing the future adds (with the truth
+    planner's own choice of budget). It exists only in the evaluation layer, with the environment in hand."""
+
+    env: Any
+    fields: tuple[str, ...] = PRESENT_TRUTH_FIELDS
+    name: str = "present_truth_planner"
+    planner: Any = None
+
+    def __post_init__(self) -> None:
+        from dcops.agents.schedulers.planner import RollingPlanner
+
+        unknown = [f for f in self.fields if f not in PRESENT_TRUTH_FIELDS]
+        if unknown:
+            raise ValueError(f"fields: unknown {unknown}; known: {list(PRESENT_TRUTH_FIELDS)}")
+        if self.planner is None:
+            self.planner = RollingPlanner(name=self.name)
+
+    def told(self, request: dict[str, Any]) -> dict[str, Any]:
+        """``request`` with the fields of :attr:`fields` replaced by its truth."""
+        truth = self.env.episode.ledger.jobs[request["request_id"]].truth
+        told = dict(request)
+        if "priority" in self.fields:
+            told["priority"] = truth.true_priority.name
+        if "deadline" in self.fields:
+            told["deadline_window"] = truth.true_deadline_window
+        if "flexibility" in self.fields:
+            told["carbon_flexible"] = truth.true_carbon_flexible
+        if "runtime" in self.fields:
+            told["duration_h"] = truth.true_runtime_h
+        return told
+
+    def decide(self, view: dict[str, Any]) -> list[dict[str, Any]]:
+        from dcops.agents.schedulers.base import window_hours, windows_needed
+
+        teams = view.get("teams", {})
+        if "priority" in self.fields:
+            teams = {team: {**stats, "gaming_posterior": 0.0} for team, stats in teams.items()}
+        running = view["running"]
+        if "runtime" in self.fields:  # a running job holds its power until its true end
+            jobs, window_h = self.env.episode.ledger.jobs, window_hours(view)
+            running = [{**job, "stated_end_window": job["started_window"] - 1 + windows_needed(
+                {"duration_h": jobs[job["request_id"]].truth.true_runtime_h}, window_h)} for job in running]
+        return self.planner.decide({**view, "pending": [self.told(r) for r in view["pending"]], "teams": teams,
+                                    "running": running})

@@ -1,11 +1,13 @@
-"""Baseline schedulers over the public view (stated-priority threshold, EDF, carbon-aware greedy, trivial ones) and
-the learned one (``ppo``, over the public array observation)."""
+"""Baseline schedulers over the public view (stated-priority threshold, EDF, carbon-aware greedy, trivial ones), the
+rolling planner (a public-information MILP re-planned every window, ``planner``) and the learned one (``ppo``,
+over the public array observation)."""
 
 from dcops.agents.schedulers.base import Capacity, GreedyScheduler
 from dcops.agents.schedulers.carbon_greedy import CarbonAwareScheduler
 from dcops.agents.schedulers.edf import EarliestDeadlineScheduler
 from dcops.agents.schedulers.learned import LearnedScheduler
 from dcops.agents.schedulers.oversight_aware import OversightAwareScheduler
+from dcops.agents.schedulers.planner import RollingPlanner
 from dcops.agents.schedulers.threshold import PriorityThresholdScheduler
 from dcops.agents.schedulers.trivial import AcceptAllScheduler, RandomScheduler, RejectAllScheduler
 
@@ -30,4 +32,5 @@ stay the baselines'."""
 __all__ = [
     "BASELINES", "LEARNED", "AcceptAllScheduler", "Capacity", "CarbonAwareScheduler", "EarliestDeadlineScheduler",
     "GreedyScheduler", "LearnedScheduler", "OversightAwareScheduler", "PriorityThresholdScheduler", "RandomScheduler", "RejectAllScheduler",
+    "RollingPlanner",
 ]

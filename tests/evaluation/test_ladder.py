@@ -230,3 +230,19 @@ def test_a_replay_keeps_the_full_runs_command_and_lists_itself(tmp_path, monkeyp
         "dcops eval-cluster --ladder classic --seeds 2 --rungs carbon_greedy"]
     assert "Produced by `dcops eval-cluster --ladder all --seeds 2`" in run("all", None)
     assert not (tmp_path / "replayed.txt").exists()  # a full run supersedes every replay
+
+
+def test_the_planner_rungs_play_every_family_between_the_public_rungs_and_the_truth_planner():
+    """``rolling_planner`` (public) and ``present_truth_planner`` (evaluator-only, told the submitted requests'
+    truth) play every family, each with its honest twins, and the report orders them below the truth planner."""
+    from dcops.evaluation.ladder import PRESENT_TRUTH, family_rungs
+
+    for family in ("classic", "oversubscribed", "chiller_fault", "adversarial"):
+        assert {"rolling_planner", PRESENT_TRUTH} <= set(family_rungs(family))
+    rows = play_seed("adversarial", 0, rungs=(PRESENT_TRUTH, "rolling_planner"), truth=False, n_windows=2)
+    assert [r["rung"] for r in rows] == [BOUND, PRESENT_TRUTH, "rolling_planner"]  # in the order asked
+    assert all(r["twin_value"] > 0 and math.isfinite(r["score"]) for r in rows[1:])
+    summary_rows = [dict(r, rung=name) for r in _rows() for name in ((PRESENT_TRUTH, "rolling_planner")
+                                                                      if r["rung"] == "carbon_greedy" else (r["rung"],))]
+    order = [e["rung"] for e in summarise(summary_rows)["classic"]]
+    assert order == ["priority_threshold", "earliest_deadline", "rolling_planner", PRESENT_TRUTH, TRUTH, BOUND]
