@@ -3,27 +3,27 @@
 ``dcops eval-cluster --ladder FAMILIES`` plays, on each family of :mod:`dcops.cluster.scenarios` and its own
 seeds, the rungs from the floor up:
 
-=====================  =====================================================================================
-``random``             ACCEPT, REJECT or DEFER at random (``RandomScheduler``)
-``reject_all``         nothing runs
-``accept_all``         everything is admitted
-``priority_threshold`` the public-information baselines of ``dcops.agents.schedulers``
+=========================  =====================================================================================
+``random``                 ACCEPT, REJECT or DEFER at random (``RandomScheduler``)
+``reject_all``             nothing runs
+``accept_all``             everything is admitted
+``priority_threshold``     the public-information baselines of ``dcops.agents.schedulers``
 ``earliest_deadline``
 ``carbon_greedy``
-``oversight_aware``    ``priority_threshold`` discounting stated priority and deadline by the team posterior
-``searched``           the parametric public-information scheduler as ``dcops search-scheduler`` tuned it on
-                       the family's search seeds (``agents/schedulers/data``; the rung is left out where none ship)
-``ppo``                the RL scheduler (``dcops.agents.schedulers.learned``): the weights trained on the family
-                       where they ship (``ppo_scheduler_<family>.npz``), else the matrix-trained weights, on the
-                       families whose scheduler observation the network reads (the number of teams and zones it
-                       was trained with: ``SlotPolicy.fits``); left out of the others
-``rolling_planner``    re-plans the rest of the episode every window on the stated fields, for the score
-                       (``dcops.agents.schedulers.planner``): does planning on public information pay?
-``present_truth_       the same planner told the truth of the requests already submitted, never of later
-planner``              arrivals (evaluator-only, ``truth_planner.PresentTruthPlanner``)
-``truth_planner``      knows every request's truth and every arrival (evaluator-only, ``truth_planner``)
-``hindsight_bound``    the hindsight MILP bound's throughput value (no score: it is a bound on value)
-=====================  =====================================================================================
+``oversight_aware``        ``priority_threshold`` discounting stated priority and deadline by the team posterior
+``searched``               the parametric public-information scheduler as ``dcops search-scheduler`` tuned it on
+                           the family's search seeds (``agents/schedulers/data``; the rung is left out where none ship)
+``ppo``                    the RL scheduler (``dcops.agents.schedulers.learned``): the weights trained on the family
+                           where they ship (``ppo_scheduler_<family>.npz``), else the matrix-trained weights, on the
+                           families whose scheduler observation the network reads (the number of teams and zones it
+                           was trained with: ``SlotPolicy.fits``); left out of the others
+``rolling_planner``        re-plans the rest of the episode every window on the stated fields, for the score
+                           (``dcops.agents.schedulers.planner``): does planning on public information pay?
+``present_truth_planner``  the same planner told the truth of the requests already submitted, never of later
+                           arrivals (evaluator-only, ``truth_planner.PresentTruthPlanner``)
+``truth_planner``          knows every request's truth and every arrival (evaluator-only, ``truth_planner``)
+``hindsight_bound``        the hindsight MILP bound's throughput value (no score: it is a bound on value)
+=========================  =====================================================================================
 
 Per rung: episode score (mean ± sd), its paired difference with the best public baseline (the one of
 :data:`PUBLIC_BASELINES` with the best mean score on the family; 95 % t-interval over seeds), throughput value

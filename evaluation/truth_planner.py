@@ -142,8 +142,9 @@ class PresentTruthPlanner:
     view with those fields replaced; where the priority is told, every team's ``gaming_posterior`` is set to 0
     (there is nothing left to discount). Arrivals of later windows stay unknown until they are submitted, as for
     every public scheduler. So ``present_truth_planner − rolling_planner`` is what the stated fields hide from
-    this planner, and ``truth_planner − present_truth_planner`` what knowing the future adds (with the truth
-    planner's own choice of budget). It exists only in the evaluation layer, with the environment in hand."""
+    this planner. ``truth_planner − present_truth_planner`` is what knowing the future adds *together with* the
+    truth planner's other advantages: its budget chosen in hindsight, its repair of incident windows and its best
+    of several runs on the same seed. It exists only in the evaluation layer, with the environment in hand."""
 
     env: Any
     fields: tuple[str, ...] = PRESENT_TRUTH_FIELDS

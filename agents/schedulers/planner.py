@@ -23,7 +23,9 @@ Only the current window's part of the plan is played: a request planned to start
 power and a zone (else deferred while its stated deadline allows, as the baselines do), every other request is
 DEFERRED to the next window while its stated deadline allows it to wait (and re-planned then, with the arrivals
 of that window), else REJECTED. It remembers the requests it has seen in the episode (to value the running jobs'
-completions), and forgets them at window 0.
+completions), and forgets them at window 0. Two simplifications, on purpose: the plan counts a request it does
+not run as rejected now (ρ̂·v̂ in this window), though it is played as a deferral while it can wait; and it knows
+no future arrivals, so the windows ahead look free to it.
 
 What it is for: the ladder's ``rolling_planner`` rung asks whether *planning* on public information pays in this
 game; the evaluator-only ``present_truth_planner`` (``dcops.evaluation.truth_planner``) plays the same planner on
@@ -33,7 +35,6 @@ lead into what the stated fields hide and what only the future arrivals could te
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,11 +50,13 @@ from dcops.agents.schedulers.base import (
     window_hours,
     windows_needed,
 )
+from dcops.cluster.reward import DELAY_FLOOR, DELAY_LOSS_PER_WINDOW, REJECT_COST
 
-REJECT_COST_BY_LEVEL = (0.0, 0.1, 0.3, 0.5)
+REJECT_COST_BY_LEVEL = tuple(REJECT_COST[p] for p in sorted(REJECT_COST, key=lambda p: p.value))
 """ρ of ``dcops.cluster.reward`` for LOW … CRITICAL (interpolated at a fractional expected level)."""
-VALUE_TIE_BREAK = 1e-3
-"""Weight of the plan's value (over V) beside the score bound: among plans of equal bound, more value."""
+VALUE_TIE_BREAK = 1e-6
+"""Weight of the plan's value (over V) beside the score bound (as in ``dcops.cluster.hindsight``): a tie-break
+towards more value."""
 NODE_LIMIT = 200
 """Branch-and-bound nodes per window's programme: a limit on work, so a window's decisions never depend on the
 machine's speed."""
@@ -63,16 +66,22 @@ episodes played in 53 s without it against 72 s with it. (HiGHS 1.x may still pr
 ``transformNewIntegerFeasibleSolution``, to stdout when it repairs an incumbent: ERGO-Code/HiGHS#2783; harmless.)"""
 
 
-def delay_factor(request: dict[str, Any], start_window: int) -> float:
-    """The reward's delay factor on the request's *stated* flexibility (``dcops.cluster.reward.delay_factor``)."""
+def stated_delay_factor(request: dict[str, Any], start_window: int) -> float:
+    """The reward's delay factor (``dcops.cluster.reward.delay_factor``) on the request's *stated* flexibility."""
     if request["carbon_flexible"]:
         return 1.0
-    return max(0.5, 1.0 - 0.1 * max(start_window - request["submitted_window"], 0))
+    return max(DELAY_FLOOR, 1.0 - DELAY_LOSS_PER_WINDOW * max(start_window - request["submitted_window"], 0))
+
+
+def fraction_by_horizon(request: dict[str, Any], start_window: int, n_windows: int, window_h: float) -> float:
+    """Fraction of the request's stated runtime done by the end of the episode if it starts at ``start_window``."""
+    return min(1.0, (n_windows - start_window) * window_h / max(request["duration_h"], 1e-9))
 
 
 def window_scale(view: dict[str, Any]) -> float:
     """V of ``ClusterConfig.throughput_scale`` from the view: the job power the cap admits at a PUE of 1.3 for one
-    window at the mean priority weight 2.5, value units."""
+    window at the mean priority weight 2.5, value units. A config's ``value_scale`` override is not in the view,
+    so under one (the headroom sweep's variants) the plan's V is this default, not the game's."""
     nominal_kw = max(view["power_cap_kw"] / 1.3 - view["plant"]["base_load_kw"], 1.0)
     return nominal_kw * window_hours(view) * 2.5
 
@@ -100,18 +109,21 @@ class RollingPlanner:
 
     def plan(self, view: dict[str, Any]) -> dict[str, int]:
         """Request id → planned start window, for the pending requests the plan runs (the others it would let
-        wait or reject). Remembers the pending requests (forgotten at window 0) to value running jobs later."""
+        wait or reject). Every pending request is valued on this window's view (the posterior moves), and
+        remembered with that value (forgotten at window 0) to value it when it runs: a running job is not in
+        the view's pending list any more."""
         if view["window"] == 0:
             self._seen = {}
         for request in view["pending"]:
-            if request["request_id"] not in self._seen:
-                self._seen[request["request_id"]] = (request, *self.estimate(request, view))
+            self._seen[request["request_id"]] = (request, *self.estimate(request, view))
         if not view["pending"]:
             return {}
         starts = self._plan(view, Capacity(view, self.margin), window_hours(view))
         return {view["pending"][i]["request_id"]: start for i, start in starts.items()}
 
     def decide(self, view: dict[str, Any]) -> list[dict[str, Any]]:
+        """The window's decisions: ACCEPT what the plan starts now while it fits, DEFER to the next window what
+        can still wait, REJECT the rest (module docstring)."""
         window = view["window"]
         starts = self.plan(view)
         capacity = Capacity(view, self.margin)
@@ -150,18 +162,27 @@ class RollingPlanner:
         for job in view["running"]:
             j = type_index[zone_type[job["zone"]]]
             kw_total[j] += job["kw"]  # the zones' free power excludes it; the type's whole capacity does not
-            last = min(n - 1, job["stated_end_window"]) - window
+            # A job can run past its stated end (the true runtime differs): it then ends this window at the
+            # earliest, as far as the plan can tell.
+            end = max(job["stated_end_window"], window)
+            last = min(n - 1, end) - window
             held_kw[:last + 1] += job["kw"]
             held_gpus[:last + 1, j] += job["gpus"]
             held_type_kw[:last + 1, j] += job["kw"]
             seen = self._seen.get(job["request_id"])
             if seen is not None:
                 request, value, _ = seen
-                done = value * delay_factor(request, job["started_window"])
-                if job["stated_end_window"] <= n - 1:
-                    gained[job["stated_end_window"] - window] += done
+                done = value * stated_delay_factor(request, job["started_window"])
+                if end <= n - 1:
+                    gained[end - window] += done
                 else:
-                    gained[-1] += done * (n - job["started_window"]) / windows_needed(request, window_h)
+                    gained[-1] += done * fraction_by_horizon(request, job["started_window"], n, window_h)
+        for job in view["queued"]:  # accepted, waiting for a zone: it holds its power from now on
+            seen = self._seen.get(job["request_id"])
+            last = min(n - 1, window + windows_needed(seen[0], window_h) - 1) - window if seen is not None else 0
+            held_kw[1:last + 1] += job["kw"]  # this window's rows are Capacity's, which counts it already
+            held_gpus[1:last + 1, type_index[job["gpu_type"]]] += job["gpus"]
+            held_type_kw[1:last + 1, type_index[job["gpu_type"]]] += job["kw"]
         columns: list[tuple[int, int, float, int, int]] = []  # (request, start, score, booked window, windows)
         reject_cost = np.zeros(len(pending))
         for i, request in enumerate(pending):
@@ -172,9 +193,11 @@ class RollingPlanner:
                 if end <= n - 1:
                     if end > request["deadline_window"]:
                         break
-                    score, booked = value * delay_factor(request, start), end
+                    score, booked = value * stated_delay_factor(request, start), end
                 elif request["deadline_window"] >= n:
-                    score, booked = value * delay_factor(request, start) * (n - start) / k, n - 1
+                    score = value * stated_delay_factor(request, start) * fraction_by_horizon(request, start, n,
+                                                                                               window_h)
+                    booked = n - 1
                 else:
                     break
                 columns.append((i, start, score, booked - window, k))
@@ -221,8 +244,8 @@ class RollingPlanner:
         matrix = vstack([hstack([resources, csr_matrix((row, horizon))]),
                          hstack([csr_matrix(-net), eye]), hstack([csr_matrix(2.0 * loss), eye])]).tocsr()
         bound = np.concatenate([upper, gained - lost, scale - 2.0 * lost])
-        value = np.array([score + reject_cost[i] for i, _, score, _, _ in columns])
-        cost = np.concatenate([-VALUE_TIE_BREAK * value / scale, -np.ones(horizon)])
+        gain = np.array([score + reject_cost[i] for i, _, score, _, _ in columns])
+        cost = np.concatenate([-VALUE_TIE_BREAK * gain / scale, -np.ones(horizon)])
         result = milp(cost, constraints=[LinearConstraint(matrix, -np.inf, bound)],
                       integrality=np.concatenate([np.ones(m), np.zeros(horizon)]),
                       bounds=Bounds(np.concatenate([np.zeros(m), np.full(horizon, -np.inf)]), np.ones(m + horizon)),
@@ -230,4 +253,4 @@ class RollingPlanner:
         if result.x is None:  # no incumbent within the node limit: plan nothing, so every request waits or goes
             return {}
         chosen = np.flatnonzero(result.x[:m] > 0.5)
-        return {columns[c][0]: columns[c][1] for c in chosen if math.isfinite(result.x[c])}
+        return {columns[c][0]: columns[c][1] for c in chosen}

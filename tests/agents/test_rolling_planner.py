@@ -9,8 +9,7 @@ import pytest
 
 import dcops
 from dcops.agents.schedulers import Capacity, PriorityThresholdScheduler
-from dcops.agents.schedulers.planner import RollingPlanner, window_scale
-from dcops.evaluation.play import run_episode
+from dcops.agents.schedulers.planner import RollingPlanner, fraction_by_horizon, window_scale
 
 
 @pytest.fixture(scope="module")
@@ -85,20 +84,65 @@ def test_the_window_scale_is_the_configs():
     assert window_scale(infos["scheduler"]["view"]) == pytest.approx(env.episode.config.throughput_scale)
 
 
+def test_a_job_running_past_its_stated_end_holds_its_power_only_while_it_may_still_end(base_view):
+    """A job stated to end in window 0 still runs in window 2 (true runtimes differ from stated ones). The plan
+    counts its power this window (Capacity's committed power), as ending now at the latest, so a 187 kW job of two
+    windows that does not fit beside it now is planned for the next window (it loses value while it waits)."""
+    budget = Capacity(base_view, RollingPlanner().margin).job_budget_kw
+    running = [{"request_id": "late", "team": "team_0", "zone": base_view["zones"][0]["name"], "kw": 250.0,
+                "gpus": 8, "started_window": 0, "stated_end_window": 0}]
+    view = {**_with_power_left(base_view, budget - 250.0), "window": 2, "running": running,
+            "pending": [_request("next", 187.0, hours=3.0, deadline=5, window=2, gpu_type="L40S")]}
+    assert RollingPlanner().plan(view) == {"next": 3}
+
+
+def test_gpus_bind_per_type_in_the_plan(base_view):
+    """Three H100 jobs of 96 GPUs and little power: the hall has 192 H100 GPUs, so the plan starts two now and
+    the third next window."""
+    view = {**base_view, "pending": [_request(f"g{i}", 10.0, gpus=96, deadline=3, gpu_type="H100")
+                                     for i in range(3)]}
+    starts = sorted(RollingPlanner().plan(view).values())
+    assert starts == [0, 0, 1]
+    decided = _by_id(RollingPlanner().decide(view))
+    assert sorted(d["decision"] for d in decided.values()) == ["ACCEPT", "ACCEPT", "DEFER"]
+
+
+def test_work_cut_by_the_horizon_is_valued_by_the_fraction_of_its_stated_runtime_done():
+    request = {"duration_h": 2.0}
+    assert fraction_by_horizon(request, 7, 8, 1.5) == pytest.approx(0.75)  # 1.5 h of 2 h
+    assert fraction_by_horizon({"duration_h": 3.0}, 7, 8, 1.5) == pytest.approx(0.5)
+    assert fraction_by_horizon(request, 5, 8, 1.5) == 1.0
+
+
 def test_a_gaming_posterior_discounts_the_stated_value(base_view):
     request = _request("x", 40.0, priority="HIGH")
-    trusted = RollingPlanner().estimate(request, base_view)
+    energy = 40.0 * 1.5
+    assert RollingPlanner().estimate(request, base_view) == pytest.approx((4.0 * energy, 0.3 * 4.0 * energy))
     view = copy.deepcopy(base_view)
     view["teams"]["team_0"]["gaming_posterior"] = 1.0
-    doubted = RollingPlanner(posterior_levels=1.0).estimate(request, view)
-    assert trusted == pytest.approx((4.0 * 40.0 * 1.5, 0.3 * 4.0 * 40.0 * 1.5))
-    assert doubted == pytest.approx((2.0 * 40.0 * 1.5, 0.1 * 2.0 * 40.0 * 1.5))  # read as MEDIUM
+    # One level for a sure gamer: read as MEDIUM. Half a level (the default): weight 2^1.5, ρ halfway, 0.2.
+    assert RollingPlanner(posterior_levels=1.0).estimate(request, view) == pytest.approx((2.0 * energy,
+                                                                                          0.1 * 2.0 * energy))
+    assert RollingPlanner().estimate(request, view) == pytest.approx((2.0 ** 1.5 * energy, 0.2 * 2.0 ** 1.5 * energy))
+    low = _request("y", 40.0, priority="LOW")
+    assert RollingPlanner(posterior_levels=3.0).estimate(low, view) == pytest.approx((energy, 0.0))  # no lower
 
 
-def test_whole_episodes_are_valid_and_replay_exactly():
-    env = dcops.parallel_env(scenario="oversubscribed", n_windows=4)
-    first = run_episode(RollingPlanner(), 71002, env=env)
-    again = run_episode(RollingPlanner(), 71002, env=env)
-    assert first["invalid_entries"] == 0
-    assert first["window_rewards"] == again["window_rewards"]
-    assert sum(first["outcomes"].values()) > 0
+def test_whole_episodes_decide_every_pending_request_once_validly_and_replay_exactly():
+    def play():
+        env = dcops.parallel_env(scenario="oversubscribed", n_windows=4)
+        planner = RollingPlanner()
+        _, infos = env.reset(seed=71002)
+        rewards, decided = [], 0
+        while env.agents:
+            view = infos["scheduler"]["view"]
+            decisions = planner.decide(view)
+            assert sorted(d["request_id"] for d in decisions) == sorted(r["request_id"] for r in view["pending"])
+            decided += len(decisions)
+            _, reward, _, _, infos = env.step({"scheduler": decisions})
+            rewards.append(reward["scheduler"])
+        assert infos["scheduler"]["episode"]["invalid_entries"] == 0
+        return rewards, decided
+
+    first, again = play(), play()
+    assert first == again and first[1] > 0

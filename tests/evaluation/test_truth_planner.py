@@ -80,7 +80,7 @@ def test_the_present_truth_planner_is_told_the_named_truth_of_submitted_requests
             seen.append(view)
             return []
 
-    env = dcops.parallel_env(scenario="adversarial", n_windows=3)
+    env = dcops.parallel_env(scenario="adversarial", n_windows=4)
     _, infos = env.reset(seed=71003)
     view = infos["scheduler"]["view"]
     before = copy.deepcopy(view)
@@ -101,20 +101,36 @@ def test_the_present_truth_planner_is_told_the_named_truth_of_submitted_requests
     assert all(team["gaming_posterior"] == 0.0 for team in told["teams"].values())
     PresentTruthPlanner(env, fields=("deadline",), planner=Spy()).decide(view)
     assert seen[-1]["teams"] == view["teams"]
+    # Later, with jobs running: every named field is told, and a running job ends when its true runtime says.
+    from dcops.agents.schedulers.base import windows_needed
+
+    for _ in range(2):
+        _, _, _, _, infos = env.step({"scheduler": PriorityThresholdScheduler().decide(infos["scheduler"]["view"])})
+    view = infos["scheduler"]["view"]
+    assert view["running"] and view["pending"]
+    PresentTruthPlanner(env, planner=Spy()).decide(view)
+    told = seen[-1]
+    for stated, got in zip(view["pending"], told["pending"], strict=True):
+        truth = jobs[stated["request_id"]].truth
+        assert (got["deadline_window"], got["carbon_flexible"]) == (truth.true_deadline_window,
+                                                                     truth.true_carbon_flexible)
+    for job in told["running"]:
+        true_h = jobs[job["request_id"]].truth.true_runtime_h
+        assert job["stated_end_window"] == job["started_window"] + windows_needed({"duration_h": true_h}, view["window_h"]) - 1
     with pytest.raises(ValueError, match="fields"):
         PresentTruthPlanner(env, fields=("priority", "future"))
 
 
 def test_knowing_the_submitted_requests_truth_lets_the_rolling_planner_beat_its_public_self():
     """The decomposition's premise on a small sample: in the oversubscribed family the same planner told the
-    truth of the submitted requests (only) scores above itself on the stated fields (pooled over 4 fresh seeds;
-    the 40-seed ladder reports the figure)."""
+    truth of the submitted requests (only) scores above itself on the stated fields (pooled over 6 fresh seeds,
+    where the 40-seed ladder reports +0.058)."""
     from dcops.agents.schedulers.planner import RollingPlanner
     from dcops.evaluation.truth_planner import PresentTruthPlanner
 
     env = dcops.parallel_env(scenario="oversubscribed")
     told, public = [], []
-    for seed in (71010, 71011, 71012, 71013):
+    for seed in range(71014, 71020):
         told.append(run_episode(PresentTruthPlanner(env), seed, env=env)["score"])
         public.append(run_episode(RollingPlanner(), seed, env=env)["score"])
-    assert np.mean(told) > np.mean(public) + 0.01, (told, public)
+    assert np.mean(told) > np.mean(public) + 0.02, (told, public)

@@ -7,7 +7,7 @@ deadline, carbon flexibility or runtime alone, and of all four, and writes ``abl
 each one's paired difference with ``priority_threshold`` (95 % t-interval over seeds). No honest twins (the
 ladder has them). Run from the repository root::
 
-    python reports/cluster/information/ablation.py          # about 25 min on two workers
+    python reports/cluster/information/ablation.py [WORKERS]   # 2 workers by default; 1 took 35 min here, shared
 """
 
 from __future__ import annotations

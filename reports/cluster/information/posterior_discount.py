@@ -5,7 +5,7 @@ stated priority discounted by 0, 0.5 (the default), 1, 2 and 3 levels, on the fi
 ``oversubscribed`` (``dcops.training.scheduler.search.search_seeds``: disjoint from the ladder's), and writes
 ``posterior_discount.md`` beside this file. Run from the repository root::
 
-    python reports/cluster/information/posterior_discount.py        # about 4 min on two workers
+    python reports/cluster/information/posterior_discount.py        # about 5 min on two workers
 """
 
 from __future__ import annotations
