@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from dcops.agents.schedulers.base import (
     PRIORITY_LEVEL,
@@ -141,24 +142,18 @@ class RollingPlanner:
                 decisions.append(reject(rid))
         return decisions
 
-    def _plan(self, view: dict[str, Any], capacity: Capacity, window_h: float) -> dict[int, int]:
-        """Index of each pending request the plan starts → its start window (every pending request remembered)."""
-        from scipy.optimize import Bounds, LinearConstraint, milp  # here: the package's import stays light
-        from scipy.sparse import coo_matrix, csr_matrix, hstack, vstack
-
+    def _held(self, view: dict[str, Any], type_index: dict[str, int], kw_total: NDArray[np.float64],
+              window_h: float) -> tuple[NDArray[np.float64], ...]:
+        """Per window from now: the job power, GPUs and job power per GPU type that running and queued jobs hold
+        (running jobs' power is also added to ``kw_total``, the types' whole capacity, in place), and the
+        expected value of the running jobs' completions, by the window it is booked in."""
         window, n = view["window"], view["n_windows"]
-        pending = view["pending"]
         horizon = n - window
-        types = sorted({z["gpu_type"] for z in view["zones"]})
-        type_index = {g: j for j, g in enumerate(types)}
         zone_type = {z["name"]: z["gpu_type"] for z in view["zones"]}
-        gpus_total = np.array([sum(z["gpus_total"] for z in view["zones"] if z["gpu_type"] == g) for g in types], float)
-        kw_total = np.array([sum(z["job_kw_free"] for z in view["zones"] if z["gpu_type"] == g) for g in types], float)
         held_kw = np.zeros(horizon)
-        held_gpus = np.zeros((horizon, len(types)))
-        held_type_kw = np.zeros((horizon, len(types)))
+        held_gpus = np.zeros((horizon, len(type_index)))
+        held_type_kw = np.zeros((horizon, len(type_index)))
         gained = np.zeros(horizon)  # expected value of the running jobs' completions, by window booked
-        lost = np.zeros(horizon)
         for job in view["running"]:
             j = type_index[zone_type[job["zone"]]]
             kw_total[j] += job["kw"]  # the zones' free power excludes it; the type's whole capacity does not
@@ -183,6 +178,13 @@ class RollingPlanner:
             held_kw[1:last + 1] += job["kw"]  # this window's rows are Capacity's, which counts it already
             held_gpus[1:last + 1, type_index[job["gpu_type"]]] += job["gpus"]
             held_type_kw[1:last + 1, type_index[job["gpu_type"]]] += job["kw"]
+        return held_kw, held_gpus, held_type_kw, gained
+
+    def _columns(self, pending: list[dict[str, Any]], window: int, n: int,
+                 window_h: float) -> tuple[list[tuple[int, int, float, int, int]], NDArray[np.float64]]:
+        """The plan's columns, ``(request index, start window, expected score, window booked − now, windows
+        held)`` for every start that ends by the stated deadline (or is cut by the horizon of a job due after
+        it), and each request's expected rejection cost."""
         columns: list[tuple[int, int, float, int, int]] = []  # (request, start, score, booked window, windows)
         reject_cost = np.zeros(len(pending))
         for i, request in enumerate(pending):
@@ -201,6 +203,23 @@ class RollingPlanner:
                 else:
                     break
                 columns.append((i, start, score, booked - window, k))
+        return columns, reject_cost
+
+    def _plan(self, view: dict[str, Any], capacity: Capacity, window_h: float) -> dict[int, int]:
+        """Index of each pending request the plan starts → its start window (every pending request remembered)."""
+        from scipy.optimize import Bounds, LinearConstraint, milp  # here: the package's import stays light
+        from scipy.sparse import coo_matrix, csr_matrix, hstack, vstack
+
+        window, n = view["window"], view["n_windows"]
+        pending = view["pending"]
+        horizon = n - window
+        types = sorted({z["gpu_type"] for z in view["zones"]})
+        type_index = {g: j for j, g in enumerate(types)}
+        gpus_total = np.array([sum(z["gpus_total"] for z in view["zones"] if z["gpu_type"] == g) for g in types], float)
+        kw_total = np.array([sum(z["job_kw_free"] for z in view["zones"] if z["gpu_type"] == g) for g in types], float)
+        held_kw, held_gpus, held_type_kw, gained = self._held(view, type_index, kw_total, window_h)
+        lost = np.zeros(horizon)
+        columns, reject_cost = self._columns(pending, window, n, window_h)
         lost[0] += reject_cost.sum()  # rejections now, undone by every request the plan runs
         if not columns:
             return {}
