@@ -142,11 +142,11 @@ class RollingPlanner:
                 decisions.append(reject(rid))
         return decisions
 
-    def _held(self, view: dict[str, Any], type_index: dict[str, int], kw_total: NDArray[np.float64],
+    def _held(self, view: dict[str, Any], type_index: dict[str, int],
               window_h: float) -> tuple[NDArray[np.float64], ...]:
-        """Per window from now: the job power, GPUs and job power per GPU type that running and queued jobs hold
-        (running jobs' power is also added to ``kw_total``, the types' whole capacity, in place), and the
-        expected value of the running jobs' completions, by the window it is booked in."""
+        """Per window from now: the job power, GPUs and job power per GPU type that running and queued jobs hold,
+        and the expected value of the running jobs' completions, by the window it is booked in; and per GPU type
+        the running jobs' power (which the zones' free power leaves out of the type's whole capacity)."""
         window, n = view["window"], view["n_windows"]
         horizon = n - window
         zone_type = {z["name"]: z["gpu_type"] for z in view["zones"]}
@@ -154,9 +154,10 @@ class RollingPlanner:
         held_gpus = np.zeros((horizon, len(type_index)))
         held_type_kw = np.zeros((horizon, len(type_index)))
         gained = np.zeros(horizon)  # expected value of the running jobs' completions, by window booked
+        running_kw = np.zeros(len(type_index))
         for job in view["running"]:
             j = type_index[zone_type[job["zone"]]]
-            kw_total[j] += job["kw"]  # the zones' free power excludes it; the type's whole capacity does not
+            running_kw[j] += job["kw"]
             # A job can run past its stated end (the true runtime differs): it then ends this window at the
             # earliest, as far as the plan can tell.
             end = max(job["stated_end_window"], window)
@@ -178,7 +179,7 @@ class RollingPlanner:
             held_kw[1:last + 1] += job["kw"]  # this window's rows are Capacity's, which counts it already
             held_gpus[1:last + 1, type_index[job["gpu_type"]]] += job["gpus"]
             held_type_kw[1:last + 1, type_index[job["gpu_type"]]] += job["kw"]
-        return held_kw, held_gpus, held_type_kw, gained
+        return held_kw, held_gpus, held_type_kw, gained, running_kw
 
     def _columns(self, pending: list[dict[str, Any]], window: int, n: int,
                  window_h: float) -> tuple[list[tuple[int, int, float, int, int]], NDArray[np.float64]]:
@@ -216,8 +217,9 @@ class RollingPlanner:
         types = sorted({z["gpu_type"] for z in view["zones"]})
         type_index = {g: j for j, g in enumerate(types)}
         gpus_total = np.array([sum(z["gpus_total"] for z in view["zones"] if z["gpu_type"] == g) for g in types], float)
-        kw_total = np.array([sum(z["job_kw_free"] for z in view["zones"] if z["gpu_type"] == g) for g in types], float)
-        held_kw, held_gpus, held_type_kw, gained = self._held(view, type_index, kw_total, window_h)
+        held_kw, held_gpus, held_type_kw, gained, running_kw = self._held(view, type_index, window_h)
+        kw_total = np.array([sum(z["job_kw_free"] for z in view["zones"] if z["gpu_type"] == g) for g in types],
+                            float) + running_kw
         lost = np.zeros(horizon)
         columns, reject_cost = self._columns(pending, window, n, window_h)
         lost[0] += reject_cost.sum()  # rejections now, undone by every request the plan runs
