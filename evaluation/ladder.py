@@ -151,8 +151,14 @@ def play_seed(family: str, seed: int, rungs: Sequence[str] | None = None, truth:
             honest = completed_value_by_team(twin_env)[agent]
             payoff += value[agent] - honest
             twin_value += honest
-        rows.append({"family": family, "seed": seed, "rung": name, **_row(summary, bound.throughput_value),
-                     "gaming_payoff": payoff, "twin_value": twin_value})
+        row = {"family": family, "seed": seed, "rung": name, **_row(summary, bound.throughput_value),
+               "gaming_payoff": payoff, "twin_value": twin_value}
+        if name == LEARNED_RUNG:
+            from dcops.agents.schedulers.learned import family_weights
+
+            file, digest = family_weights(family)
+            row["weights"] = f"{file} sha256:{digest[:12]}"
+        rows.append(row)
     if truth:
         result = play_truth_planner(env, seed)
         rows.append({"family": family, "seed": seed, "rung": TRUTH,
@@ -197,7 +203,7 @@ def run_ladder(families: Sequence[str], seeds_per_family: int | None = None,
 
 
 _INT_FIELDS = ("seed", "incident_windows")
-_TEXT_FIELDS = ("family", "rung", "bound_status", "truth_start", "truth_objective")
+_TEXT_FIELDS = ("family", "rung", "bound_status", "truth_start", "truth_objective", "weights")
 
 
 def read_rows(path: Any) -> list[dict[str, Any]]:
@@ -277,6 +283,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
                 entry["score"] = float(score[name].mean())
                 entry["score_sd"] = float(score[name].std(ddof=1)) if len(seeds) > 1 else 0.0
                 entry["vs_best"], entry["vs_best_low"], entry["vs_best_high"] = paired_interval(score[name], score[best])
+            weights = sorted({g["weights"] for g in got if "weights" in g})
+            if weights:
+                entry["weights"] = ", ".join(weights)
             if "gaming_payoff" in got[0]:
                 payoff = sum(g["gaming_payoff"] for g in got)
                 twin = sum(g["twin_value"] for g in got)
@@ -317,4 +326,6 @@ def markdown(summary: dict[str, list[dict[str, Any]]], command: str) -> str:
             lines.append(f"| {e['rung']} | {score} | {delta} | {_fmt(e['fraction_of_bound'], '.3f')} | "
                          f"{e['incident_windows']:.2f} | {payoff} |")
         lines.append("")
+        lines += [f"`{e['rung']}` played the weights `{e['weights']}` (package data of "
+                  "`dcops.agents.schedulers`).\n" for e in entries if "weights" in e]
     return "\n".join(lines)

@@ -189,6 +189,20 @@ def family_policy(family: str) -> SlotPolicy:
     return _packaged_policy(name)
 
 
+def family_weights(family: str) -> tuple[str, str]:
+    """Which weights :func:`family_policy` plays on ``family``: their package-data file name and the SHA-256 of its
+    bytes (hex), so a report can say which network a row was played by."""
+    import hashlib
+
+    from dcops.cluster.scenarios import scenario
+
+    scenario(family)
+    name = family_weights_name(family)
+    if not (resources.files(WEIGHTS_PACKAGE) / name).is_file():
+        name = WEIGHTS_NPZ
+    return name, hashlib.sha256((resources.files(WEIGHTS_PACKAGE) / name).read_bytes()).hexdigest()
+
+
 @dataclass
 class LearnedScheduler:
     """The ``ppo`` scheduler: :class:`SlotPolicy` on the window's observation (module docstring).

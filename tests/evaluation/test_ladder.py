@@ -59,13 +59,16 @@ def test_a_seed_plays_every_rung_with_paired_honest_twins():
 
 def test_the_rl_scheduler_plays_every_family_with_weights_that_read_its_game(monkeypatch):
     """``ppo``'s matrix-trained network reads only four-team games (its global context is sized by the team
-    count): it plays ``classic`` and ``chiller_fault``, and the six- and seven-team families play the weights
-    trained on them (``ppo_scheduler_<family>.npz``, ``dcops train-scheduler-ppo --family``). A family with no
+    count): it can play ``classic`` and ``chiller_fault``; every family whose own weights ship
+    (``ppo_scheduler_<family>.npz``, ``dcops train-scheduler-ppo --family``) plays those, and the six- and
+    seven-team families must have them. A family with no
     weights that fit is left out, even when named; where it plays, it is the scheduler through its
     observation, with honest twins like every rung."""
     import dcops.agents.schedulers.learned as learned
     from dcops.agents.schedulers import LearnedScheduler
     from dcops.evaluation.ladder import family_env, family_rungs, run_ladder
+
+    from importlib import resources
 
     for family, teams in (("classic", 4), ("chiller_fault", 4), ("oversubscribed", 6), ("adversarial", 7)):
         space = family_env(family).observation_space("scheduler")
@@ -73,7 +76,9 @@ def test_the_rl_scheduler_plays_every_family_with_weights_that_read_its_game(mon
         assert learned.shipped_policy().fits(space) == (teams == 4)
         policy = learned.family_policy(family)
         assert policy.fits(space) and "ppo" in family_rungs(family)
-        assert (policy is learned.shipped_policy()) == (teams == 4)
+        own = (resources.files(learned.WEIGHTS_PACKAGE) / learned.family_weights_name(family)).is_file()
+        assert own or teams == 4  # the matrix's network cannot stand in for a six- or seven-team family
+        assert (policy is learned.shipped_policy()) == (not own)
         assert LearnedScheduler(family=family).policy is policy
     rows = play_seed("adversarial", 0, rungs=("ppo",), truth=False, n_windows=2)
     assert [r["rung"] for r in rows] == [BOUND, "ppo"] and rows[1]["twin_value"] > 0
@@ -86,6 +91,38 @@ def test_the_rl_scheduler_plays_every_family_with_weights_that_read_its_game(mon
     assert [r["rung"] for r in play_seed("adversarial", 0, rungs=("ppo",), truth=False, n_windows=2)] == [BOUND]
     with pytest.raises(ValueError, match="can play family 'adversarial'"):  # a replay that would play nothing
         run_ladder(["classic", "adversarial"], 1, rungs=["ppo"])
+
+
+def test_a_ppo_row_names_the_weights_it_was_played_by_and_the_report_says_so(tmp_path):
+    """The ``ppo`` rung's network depends on which files ship, so each of its rows records the package-data file
+    and the first 12 hex digits of the SHA-256 of its bytes (computed here from the file itself), the CSV reads
+    it back, and the report prints it under the family's table."""
+    import csv
+    import hashlib
+    from importlib import resources
+
+    from dcops.agents.schedulers.learned import WEIGHTS_NPZ, WEIGHTS_PACKAGE, family_weights, family_weights_name
+    from dcops.evaluation.ladder import read_rows
+
+    rows = play_seed("chiller_fault", 0, rungs=("ppo", "priority_threshold"), truth=False, n_windows=2)
+    ppo = next(r for r in rows if r["rung"] == "ppo")
+    own = resources.files(WEIGHTS_PACKAGE) / family_weights_name("chiller_fault")
+    file = own if own.is_file() else resources.files(WEIGHTS_PACKAGE) / WEIGHTS_NPZ
+    digest = hashlib.sha256(file.read_bytes()).hexdigest()
+    assert ppo["weights"] == f"data/{file.name} sha256:{digest[:12]}"
+    assert family_weights("chiller_fault") == (f"data/{file.name}", digest)
+    assert "weights" not in next(r for r in rows if r["rung"] == "priority_threshold")
+    with pytest.raises(ValueError):
+        family_weights("no_such_family")
+    fields = sorted({k for r in rows for k in r})
+    with (tmp_path / "episodes.csv").open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=fields)
+        writer.writeheader()
+        writer.writerows(rows)
+    back = read_rows(tmp_path / "episodes.csv")
+    assert next(r for r in back if r["rung"] == "ppo")["weights"] == ppo["weights"]
+    text = markdown(summarise(back), "dcops eval-cluster --ladder chiller_fault")
+    assert f"`ppo` played the weights `{ppo['weights']}`" in text
 
 
 @pytest.mark.parametrize("family", ["oversubscribed", "adversarial"])
