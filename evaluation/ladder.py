@@ -30,7 +30,9 @@ Per rung: episode score (mean ± sd), its paired difference with the best public
 as a fraction of the bound, incident windows per episode, and the **gaming payoff**: per gaming team, value
 completed when misreporting minus value completed by its honest twin (the same seed with that team honest,
 ``dcops.agents.teams.honest_twin_factory``), summed over the family's gaming teams, also as a percentage of what
-those twins delivered. The truth planner's payoff is not measured (it would need a plan per twin).
+those twins delivered. The truth planner's payoff is not measured (it would need a plan per twin). A ``ppo`` row
+also records the weights it was played by (``weights``: the package-data file and the first 12 hex digits of
+its SHA-256, :func:`dcops.agents.schedulers.learned.family_weights`), printed under the family's table.
 
 ``--rungs NAMES`` replays only those rungs (``truth_planner`` included if named; a rung that cannot play a
 family, :func:`family_rungs`, is left out there) and :func:`merge_rows` puts
@@ -285,7 +287,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
                 entry["vs_best"], entry["vs_best_low"], entry["vs_best_high"] = paired_interval(score[name], score[best])
             weights = sorted({g["weights"] for g in got if "weights" in g})
             if weights:
-                entry["weights"] = ", ".join(weights)
+                unrecorded = sum("weights" not in g for g in got)
+                missing = f" (unrecorded on {unrecorded} of {len(got)} seeds)" if unrecorded else ""
+                entry["weights"] = ", ".join(weights) + missing
             if "gaming_payoff" in got[0]:
                 payoff = sum(g["gaming_payoff"] for g in got)
                 twin = sum(g["twin_value"] for g in got)

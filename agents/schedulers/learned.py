@@ -5,7 +5,8 @@ Trained by ``dcops train-scheduler-ppo`` (:mod:`dcops.training.scheduler.ppo`) a
 ``data/ppo_scheduler.json`` (the recipe: hyperparameters, seeds, steps, wall time, versions, validation
 figures). Run time needs those two files and numpy; torch is never imported here. A scenario family whose game
 the shipped network cannot read (another number of teams) has its own weights, trained with ``--family``:
-``data/ppo_scheduler_<family>.npz`` (:func:`family_policy`; the skill ladder plays them).
+``data/ppo_scheduler_<family>.npz`` (:func:`family_policy`; the skill ladder plays them, and
+:func:`family_weights` names the file and its SHA-256 in the ladder's rows).
 
 **What it reads.** Only the scheduler's array observation (``dcops.cluster.observation``: ``requests``,
 ``request_mask``, ``action_mask``, ``cluster``, ``zones``, ``teams``), the same arrays
@@ -177,30 +178,29 @@ def family_weights_name(family: str) -> str:
 
 
 @cache
-def family_policy(family: str) -> SlotPolicy:
-    """The weights trained for scenario ``family`` where they ship, else the shipped (matrix-trained) weights:
-    the policy the skill ladder's ``ppo`` rung plays on that family. An unknown family raises ``ValueError``."""
+def family_weights(family: str) -> tuple[str, str]:
+    """Which weights :func:`family_policy` plays on ``family``: the package-data file (the family's own where it
+    ships, else the matrix-trained :data:`WEIGHTS_NPZ`) and the SHA-256 of its bytes (hex), so a report can say
+    which network a row was played by. Read once per process, like the network itself. An unknown family raises
+    ``ValueError``."""
+    import hashlib
+
     from dcops.cluster.scenarios import scenario
 
     scenario(family)  # a misspelt family must not quietly play the matrix's weights
     name = family_weights_name(family)
     if not (resources.files(WEIGHTS_PACKAGE) / name).is_file():
-        return shipped_policy()
-    return _packaged_policy(name)
-
-
-def family_weights(family: str) -> tuple[str, str]:
-    """Which weights :func:`family_policy` plays on ``family``: their package-data file name and the SHA-256 of its
-    bytes (hex), so a report can say which network a row was played by."""
-    import hashlib
-
-    from dcops.cluster.scenarios import scenario
-
-    scenario(family)
-    name = family_weights_name(family)
-    if not (resources.files(WEIGHTS_PACKAGE) / name).is_file():
         name = WEIGHTS_NPZ
     return name, hashlib.sha256((resources.files(WEIGHTS_PACKAGE) / name).read_bytes()).hexdigest()
+
+
+@cache
+def family_policy(family: str) -> SlotPolicy:
+    """The weights trained for scenario ``family`` where they ship, else the shipped (matrix-trained) weights:
+    the policy the skill ladder's ``ppo`` rung plays on that family (the file :func:`family_weights` names). An
+    unknown family raises ``ValueError``."""
+    name = family_weights(family)[0]
+    return shipped_policy() if name == WEIGHTS_NPZ else _packaged_policy(name)
 
 
 @dataclass

@@ -64,11 +64,11 @@ def test_the_rl_scheduler_plays_every_family_with_weights_that_read_its_game(mon
     seven-team families must have them. A family with no
     weights that fit is left out, even when named; where it plays, it is the scheduler through its
     observation, with honest twins like every rung."""
+    from importlib import resources
+
     import dcops.agents.schedulers.learned as learned
     from dcops.agents.schedulers import LearnedScheduler
     from dcops.evaluation.ladder import family_env, family_rungs, run_ladder
-
-    from importlib import resources
 
     for family, teams in (("classic", 4), ("chiller_fault", 4), ("oversubscribed", 6), ("adversarial", 7)):
         space = family_env(family).observation_space("scheduler")
@@ -95,25 +95,38 @@ def test_the_rl_scheduler_plays_every_family_with_weights_that_read_its_game(mon
 
 def test_a_ppo_row_names_the_weights_it_was_played_by_and_the_report_says_so(tmp_path):
     """The ``ppo`` rung's network depends on which files ship, so each of its rows records the package-data file
-    and the first 12 hex digits of the SHA-256 of its bytes (computed here from the file itself), the CSV reads
-    it back, and the report prints it under the family's table."""
+    and the first 12 hex digits of the SHA-256 of its bytes, the CSV reads it back, and the report prints it under
+    the family's table. In every family the named file holds exactly the network ``ppo`` plays (read here from the
+    file, not through the ladder), whether the family's own weights ship or the matrix's stand in."""
     import csv
     import hashlib
     from importlib import resources
 
-    from dcops.agents.schedulers.learned import WEIGHTS_NPZ, WEIGHTS_PACKAGE, family_weights, family_weights_name
+    from dcops.agents.schedulers import LearnedScheduler
+    from dcops.agents.schedulers.learned import WEIGHTS_PACKAGE, SlotPolicy, family_weights
+    from dcops.cluster.scenarios import SCENARIOS
     from dcops.evaluation.ladder import read_rows
+
+    own = []
+    for family in SCENARIOS:
+        file, digest = family_weights(family)
+        data = (resources.files(WEIGHTS_PACKAGE) / file).read_bytes()
+        assert hashlib.sha256(data).hexdigest() == digest
+        (tmp_path / "w.npz").write_bytes(data)
+        from_file = SlotPolicy.load(tmp_path / "w.npz").params
+        played = LearnedScheduler(family=family).policy.params
+        assert from_file.keys() == played.keys()
+        assert all(np.array_equal(from_file[k], played[k]) for k in played)
+        own.append(file.endswith(f"_{family}.npz"))
+    assert any(own) and not all(own)  # both branches are exercised by what ships
+    with pytest.raises(ValueError):
+        family_weights("no_such_family")
 
     rows = play_seed("chiller_fault", 0, rungs=("ppo", "priority_threshold"), truth=False, n_windows=2)
     ppo = next(r for r in rows if r["rung"] == "ppo")
-    own = resources.files(WEIGHTS_PACKAGE) / family_weights_name("chiller_fault")
-    file = own if own.is_file() else resources.files(WEIGHTS_PACKAGE) / WEIGHTS_NPZ
-    digest = hashlib.sha256(file.read_bytes()).hexdigest()
-    assert ppo["weights"] == f"data/{file.name} sha256:{digest[:12]}"
-    assert family_weights("chiller_fault") == (f"data/{file.name}", digest)
+    file, digest = family_weights("chiller_fault")
+    assert ppo["weights"] == f"{file} sha256:{digest[:12]}"
     assert "weights" not in next(r for r in rows if r["rung"] == "priority_threshold")
-    with pytest.raises(ValueError):
-        family_weights("no_such_family")
     fields = sorted({k for r in rows for k in r})
     with (tmp_path / "episodes.csv").open("w", newline="") as handle:
         writer = csv.DictWriter(handle, fieldnames=fields)
@@ -122,7 +135,13 @@ def test_a_ppo_row_names_the_weights_it_was_played_by_and_the_report_says_so(tmp
     back = read_rows(tmp_path / "episodes.csv")
     assert next(r for r in back if r["rung"] == "ppo")["weights"] == ppo["weights"]
     text = markdown(summarise(back), "dcops eval-cluster --ladder chiller_fault")
-    assert f"`ppo` played the weights `{ppo['weights']}`" in text
+    assert f"|\n\n`ppo` played the weights `{ppo['weights']}` (package data" in text and "\n\n\n" not in text
+
+    # A seed whose row carries no record (a report written before the field) is counted, not covered up.
+    second = [dict(r, seed=1) for r in rows]
+    del next(r for r in second if r["rung"] == "ppo")["weights"]
+    entry = next(e for e in summarise(rows + second)["chiller_fault"] if e["rung"] == "ppo")
+    assert entry["weights"] == f"{ppo['weights']} (unrecorded on 1 of 2 seeds)"
 
 
 @pytest.mark.parametrize("family", ["oversubscribed", "adversarial"])
