@@ -59,7 +59,7 @@ def fresh_row(family: str, weights: str | None = None) -> str:
     """The first table's row of ``family``: ``ppo`` is the ladder's network, or the ``weights`` file."""
     import hashlib
 
-    from dcops.agents.schedulers.learned import SlotPolicy, family_weights, family_weights_name
+    from dcops.agents.schedulers.learned import SlotPolicy, family_policy, family_weights, family_weights_name
     from dcops.cluster.scenarios import scenario
 
     try:
@@ -70,8 +70,6 @@ def fresh_row(family: str, weights: str | None = None) -> str:
         name, digest = family_weights(family)
         label, recipe = name, None
         if name == family_weights_name(family):  # the family's own run selected on the first of its seeds
-            from dcops.agents.schedulers.learned import family_policy
-
             recipe = family_policy(family).metadata
     else:
         path = Path(weights)
@@ -83,7 +81,8 @@ def fresh_row(family: str, weights: str | None = None) -> str:
             raise SystemExit(f"--weights {family}={weights}: the network does not read {family}'s observation")
         label, digest, recipe = weights, hashlib.sha256(path.read_bytes()).hexdigest(), policy.metadata
     if recipe is not None and recipe.get("config", {}).get("n_validation_seeds") != SELECTED_ON:
-        raise SystemExit(f"{label}: its recipe selected on other than the first {SELECTED_ON} validation seeds")
+        raise SystemExit(f"{label}: its recipe (the .json beside it) does not say it selected its checkpoint on "
+                         f"the first {SELECTED_ON} validation seeds, the seeds this table leaves out")
     seeds = list(validation_seeds(family, MAX_FAMILY_VALIDATION_SEEDS)[SELECTED_ON:])
     scores = family_scores(family, seeds, weights)
     row = (f"| {family} | {seeds[0]}–{seeds[-1]} | `{label}` sha256:{digest[:12]} | {scores['pt'].mean():+.4f} | "
