@@ -97,11 +97,17 @@ def job_value(truth: RequestTruth, kw: float) -> float:
     return PRIORITY_WEIGHT[truth.true_priority] * kw * truth.true_runtime_h
 
 
-def delay_factor(truth: RequestTruth, start_window: int, submitted_window: int) -> float:
-    """1 for a truly flexible job, else ``max(0.5, 1 − 0.1 · windows waited)``."""
-    if truth.true_carbon_flexible:
+def waiting_factor(flexible: bool, start_window: int, submitted_window: int) -> float:
+    """1 for a carbon-flexible job, else ``max(0.5, 1 − 0.1 · windows waited)``: the one formula, which the reward
+    applies to the truth (:func:`delay_factor`) and a planner may apply to stated flexibility."""
+    if flexible:
         return 1.0
     return max(DELAY_FLOOR, 1.0 - DELAY_LOSS_PER_WINDOW * max(start_window - submitted_window, 0))
+
+
+def delay_factor(truth: RequestTruth, start_window: int, submitted_window: int) -> float:
+    """1 for a truly flexible job, else ``max(0.5, 1 − 0.1 · windows waited)`` (:func:`waiting_factor`)."""
+    return waiting_factor(truth.true_carbon_flexible, start_window, submitted_window)
 
 
 def on_time_score(value: float, truth: RequestTruth, start_window: int, submitted_window: int) -> float:

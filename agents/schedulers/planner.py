@@ -51,7 +51,7 @@ from dcops.agents.schedulers.base import (
     window_hours,
     windows_needed,
 )
-from dcops.cluster.reward import DELAY_FLOOR, DELAY_LOSS_PER_WINDOW, REJECT_COST
+from dcops.cluster.reward import REJECT_COST, waiting_factor
 
 REJECT_COST_BY_LEVEL = tuple(REJECT_COST[p] for p in sorted(REJECT_COST, key=lambda p: p.value))
 """ρ of ``dcops.cluster.reward`` for LOW … CRITICAL (interpolated at a fractional expected level)."""
@@ -68,10 +68,8 @@ episodes played in 53 s without it against 72 s with it. (HiGHS 1.x may still pr
 
 
 def stated_delay_factor(request: dict[str, Any], start_window: int) -> float:
-    """The reward's delay factor (``dcops.cluster.reward.delay_factor``) on the request's *stated* flexibility."""
-    if request["carbon_flexible"]:
-        return 1.0
-    return max(DELAY_FLOOR, 1.0 - DELAY_LOSS_PER_WINDOW * max(start_window - request["submitted_window"], 0))
+    """The reward's delay factor (``dcops.cluster.reward.waiting_factor``) on the request's *stated* flexibility."""
+    return waiting_factor(request["carbon_flexible"], start_window, request["submitted_window"])
 
 
 def fraction_by_horizon(request: dict[str, Any], start_window: int, n_windows: int, window_h: float) -> float:

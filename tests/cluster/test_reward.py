@@ -17,6 +17,7 @@ from dcops.cluster.reward import (
     delay_factor,
     job_value,
     on_time_score,
+    waiting_factor,
 )
 
 LOW, HIGH = WINDOW_REWARD_RANGE
@@ -46,6 +47,9 @@ def test_inflexible_work_loses_a_tenth_of_its_value_per_window_waited_down_to_ha
     truth = RequestTruth(Priority.LOW, 9, False, 1.0)
     assert [delay_factor(truth, s, 0) for s in (0, 1, 3, 5, 7)] == pytest.approx([1.0, 0.9, 0.7, 0.5, 0.5])
     assert delay_factor(RequestTruth(Priority.LOW, 9, True, 1.0), 7, 0) == 1.0
+    # The same formula on a flag alone (what a planner applies to stated flexibility), from the submission window.
+    assert [waiting_factor(False, s, 2) for s in (2, 3, 5, 7, 9)] == pytest.approx([1.0, 0.9, 0.7, 0.5, 0.5])
+    assert waiting_factor(True, 9, 2) == 1.0
 
 
 @given(st.floats(0, 1e9), st.floats(0, 1e9), st.floats(1e-6, 1e6))
