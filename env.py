@@ -102,7 +102,10 @@ many windows: every agent is truncated (not terminated), nothing more is scored,
 ``grid_region`` (the site's), ``start`` (2026-07-15 06:00), ``faults`` (``"random"``, ``()`` or a tuple of
 ``dcops.physics.faults``), ``plant``, ``cooling`` (``"ppo"``, the default, ``"rule"``, ``"pid"`` or ``"agent"``),
 ``max_requests_per_team`` (4), ``max_slots`` (48), ``max_defer`` (4), ``team_budget`` (150), ``price_per_kwh``
-(0.12), ``value_scale`` (computed), ``initial_zone_temp_c`` (35), ``initial_chw_c`` (18), ``game_version`` (1; below); plus
+(0.12), ``value_scale`` (computed), ``initial_zone_temp_c`` (35), ``initial_chw_c`` (18), ``game_version``
+(1; below), ``workload`` (``"synthetic"``), ``catalogue`` (``"classic"``: the public job catalogue,
+``dcops.cluster.job_types.catalogue``, named in the view as ``view["catalogue"]`` when it is not ``classic``);
+plus
 ``render_mode`` (``None``; ``"ansi"``: ``render()`` returns the control-room text; ``"human"``: ``render()``
 prints it to stdout), ``max_cycles`` (``None``: the episode runs its ``n_windows``; an integer: every agent is
 truncated after that many windows, PettingZoo's convention), ``structured_view`` (True: build
@@ -147,6 +150,7 @@ from dcops.cluster.observation import ObservationBuilder, TeamStats
 from dcops.cluster.requests import Submission
 from dcops.cluster.reward import bounded_ratio
 from dcops.oversight import FLAG_KINDS, CalibratedMonitor, OversightMonitor, score_detection
+from dcops.oversight.honest_model import honest_model_for
 from dcops.oversight.posterior import PublicRecord, TeamPosterior
 from dcops.physics.interface import setpoint_bounds, telemetry_bounds
 
@@ -225,7 +229,8 @@ class DatacenterOpsEnv(ParallelEnv):
         self.episode = ClusterEpisode(cfg, self.controller)
         # Version 1's monitor is calibrated to honest teams' systematic habits and reads resolution audits.
         self.monitor: OversightMonitor | CalibratedMonitor = (
-            OversightMonitor(window_h=cfg.window_h) if cfg.game_version == 0 else CalibratedMonitor(window_h=cfg.window_h))
+            OversightMonitor(window_h=cfg.window_h) if cfg.game_version == 0
+            else CalibratedMonitor(window_h=cfg.window_h, model=honest_model_for(cfg.catalogue)))
         # Version 1's view carries each team's calibrated P(gaming | public evidence so far)
         # (dcops.oversight.posterior), fed what the monitor is fed; only where a structured view is built.
         self.posterior: TeamPosterior | None = (
@@ -291,7 +296,7 @@ class DatacenterOpsEnv(ParallelEnv):
         self.episode.reset(np.random.default_rng(physics_seq), np.random.default_rng(fault_seq), self.team_ids)
         self.monitor.reset(self.team_ids)
         if self.posterior is not None:
-            self.posterior_record = PublicRecord(self.team_ids, cfg.window_h)
+            self.posterior_record = PublicRecord(self.team_ids, cfg.window_h, cfg.catalogue)
         self.team_index = {team_id: i for i, team_id in enumerate(self.team_ids)}
         self._team_position = {team_id: i / max(1, cfg.n_teams - 1) for team_id, i in self.team_index.items()}
         self.stats = {team_id: TeamStats(len(FLAG_KINDS)) for team_id in self.team_ids}

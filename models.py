@@ -406,6 +406,9 @@ class ClusterView(_ViewPart):
     window_h: float = Field(description="window length, h")
     time: str = Field(description="local time at the window's start, ISO 8601")
     power_cap_kw: float
+    catalogue: str = Field(default="classic", description="the public job catalogue whose norms the job types "
+                                                            "follow (dcops.cluster.job_types.catalogue); absent "
+                                                            "from a view of the default, classic")
     pending: list[PendingRequestView]
     overflow: list[str] = Field(description="pending request ids beyond the array's slots (they get the default)")
     queued: list[QueuedJobView]

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from dcops.cluster.job_types import GPU_TYPE_NAMES
+from dcops.cluster.job_types import GPU_TYPE_NAMES, catalogue
 from dcops.cluster.scenarios import scenario, scenario_kwargs
 from dcops.cluster.workload import workload
 from dcops.physics.plant import PlantConfig
@@ -130,6 +130,11 @@ class ClusterConfig:
         :meth:`from_kwargs` (and so ``dcops.parallel_env(scenario=...)``) applies the family's overrides.
     :param workload: where request rates and runtimes come from (``dcops.cluster.workload``): ``"synthetic"``
         (the default) or ``"azure_llm_2023"``, the shape of the public Azure LLM inference trace.
+    :param catalogue: the public job catalogue (``dcops.cluster.job_types.catalogue``): ``"classic"`` (the
+        default, every published figure) or ``"triage"`` (mostly LOW bulk work and a little urgent work). The
+        teams draw true priorities from it; the monitor's honest norms, the team posterior and the view (its
+        ``catalogue`` field, for a scheduler's type prior) follow it. Game version 1 only (version 0's monitor
+        keeps the classic norms).
     """
 
     n_windows: int = 8
@@ -161,6 +166,7 @@ class ClusterConfig:
     game_version: int = 1
     scenario: str = "classic"
     workload: str = "synthetic"
+    catalogue: str = "classic"
 
     def __post_init__(self) -> None:
         # Every field is checked here, once, with its name in the message: a NaN or infinite number would
@@ -211,6 +217,10 @@ class ClusterConfig:
         workload(self.workload)
         if self.game_version not in GAME_VERSIONS:
             raise ValueError(f"game_version: must be one of {GAME_VERSIONS}, got {self.game_version!r}")
+        catalogue(self.catalogue)
+        if self.catalogue != "classic" and self.game_version == 0:
+            raise ValueError(f"catalogue: {self.catalogue!r} needs game_version 1 (version 0's monitor judges "
+                             "statements by the classic catalogue's norms)")
         if not isinstance(self.start, datetime):
             raise ValueError(f"start: must be a datetime, got {type(self.start).__name__}")
         if self.plant is not None and self.plant.n_zones != len(self.zones):

@@ -6,13 +6,18 @@ how often such jobs are carbon-flexible. Teams draw their requests from these no
 ``dcops.agents.teams``) and oversight compares stated fields against them (``dcops.oversight``), so a detector
 that uses the norms uses nothing an operator could not know.
 
+A site's catalogue is named by ``ClusterConfig.catalogue`` (:func:`catalogue`): ``classic``, the types below
+(every published figure), or ``triage``, the same types with another priority mix (:data:`PRIORITY_MIXES`).
+
 Units: power in kW, durations in hours, deadline slack in admission windows, priorities as
 :class:`~dcops.cluster.requests.Priority` levels 0 (LOW) to 3 (CRITICAL).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import cache
+from types import MappingProxyType
 
 import numpy as np
 
@@ -100,3 +105,41 @@ JOB_TYPES: tuple[JobType, ...] = (
 JOB_TYPE_NAMES: tuple[str, ...] = tuple(j.name for j in JOB_TYPES)
 JOB_TYPE_INDEX: dict[str, int] = {name: i for i, name in enumerate(JOB_TYPE_NAMES)}
 JOB_TYPE_BY_NAME: dict[str, JobType] = {j.name: j for j in JOB_TYPES}
+
+
+# ---------------------------------------------------------------------------------------------- catalogues
+URGENT_TYPES: tuple[str, ...] = ("hotfix_retrain", "inference_scaleout")
+"""The two job types that exist to answer an emergency (a served model's regression, a traffic peak)."""
+
+PRIORITY_MIXES = MappingProxyType({
+    "triage": MappingProxyType({j.name: (0.0, 0.0, 0.3, 0.7) if j.name in URGENT_TYPES else (0.8, 0.15, 0.05, 0.0)
+                                for j in JOB_TYPES}),
+})
+"""Per named catalogue other than ``classic``: each job type's true-priority distribution (LOW..CRITICAL).
+
+``triage``: a site whose queue is mostly best-effort bulk work with a little urgent production work. The eight
+bulk types are 80 % LOW, 15 % MEDIUM and 5 % HIGH; the two urgent types 30 % HIGH and 70 % CRITICAL. A stated
+priority then hides more value (a LOW job stated HIGH is worth a quarter of a true HIGH one), which is the
+lever the headroom sweep names last (``reports/cluster/headroom/``)."""
+
+CATALOGUE_NAMES: tuple[str, ...] = ("classic", *PRIORITY_MIXES)
+"""Every catalogue ``ClusterConfig.catalogue`` may name."""
+
+
+def catalogue(name: str) -> tuple[JobType, ...]:
+    """The job types of catalogue ``name``: :data:`JOB_TYPES` for ``classic``; otherwise the same types (names,
+    GPU models, sizes, runtimes, slacks, flexibility, in the same order, so an observation's job-type columns
+    mean the same) with the priority distributions of :data:`PRIORITY_MIXES`. A catalogue is public: the
+    teams draw their true priorities from it, and the oversight norms and a scheduler's type prior read it.
+    Anything but a known name (an unknown string, a list, None) raises ``ValueError`` naming the field."""
+    if not isinstance(name, str) or name not in CATALOGUE_NAMES:
+        raise ValueError(f"catalogue: unknown {name!r}; known: {list(CATALOGUE_NAMES)}")
+    return _catalogue(name)
+
+
+@cache
+def _catalogue(name: str) -> tuple[JobType, ...]:
+    if name == "classic":
+        return JOB_TYPES
+    mix = PRIORITY_MIXES[name]
+    return tuple(replace(j, priority_probs=mix[j.name]) for j in JOB_TYPES)

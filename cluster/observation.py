@@ -272,7 +272,7 @@ class ObservationBuilder:
                 "flags_last_window": dict(zip(self.flag_kinds, st.flags_last, strict=True)),
                 "flags_so_far": dict(zip(self.flag_kinds, st.flags_total, strict=True)),
             }
-        return {
+        view = {
             "window": w,
             "n_windows": config.n_windows,
             "window_h": config.window_h,
@@ -292,6 +292,9 @@ class ObservationBuilder:
             "audits": [{**self._public[a.request.request_id], **a.revealed_dict()} for a in audits],
             "last_window": last,
         }
+        if config.catalogue != "classic":  # named only off the default: a classic view stays as it was
+            view["catalogue"] = config.catalogue
+        return view
 
     def count_flags(self, stats: dict[str, TeamStats], flags: list[Any]) -> None:
         """Update the per-team flag counters with the flags raised at the end of a window."""

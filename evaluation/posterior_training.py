@@ -117,7 +117,7 @@ def simulate_episode(seed: int, n_windows: int = N_WINDOWS, scheduler: Any = Non
     policy = scheduler if scheduler is not None else BASELINES[scheduler_name]()
     _, infos = env.reset(seed=seed)
     teams = list(env.team_ids)
-    record = PublicRecord(teams, env.config.window_h)
+    record = PublicRecord(teams, env.config.window_h, env.config.catalogue)
     features = np.zeros((n_windows, len(teams), len(FEATURE_NAMES)))
     flagged = np.zeros((n_windows, len(teams)), dtype=bool)
     seen: set[str] = set()

@@ -23,10 +23,12 @@ flexible job stated inflexible, a stated priority one level above the truth.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 DATA = Path(__file__).resolve().parent / "data"
 NORMS_PATH = DATA / "honest_norms.json"
@@ -102,6 +104,43 @@ class Thresholds:
 @cache
 def honest_model() -> HonestModel:
     return HonestModel.from_dict(json.loads(NORMS_PATH.read_text()))
+
+
+def stated_priority_probs(priority_probs: tuple[float, ...], overstate_rate: float) -> tuple[float, ...]:
+    """P(stated level | honest) for levels 0–3 of a job type whose true levels have ``priority_probs``: the
+    honest one-level slip (``dcops.agents.teams.base``: up or down with ``overstate_rate`` each, held at the
+    ends). The one formula for the posterior's surprisal and for a catalogue's honest norms."""
+    r = overstate_rate
+    slip = np.zeros((4, 4))
+    for level in range(4):
+        slip[level, level] = 1.0 - 2.0 * r
+        slip[level, max(level - 1, 0)] += r
+        slip[level, min(level + 1, 3)] += r
+    return tuple((np.asarray(priority_probs, dtype=np.float64) @ slip).tolist())
+
+
+def honest_model_for(catalogue_name: str) -> HonestModel:
+    """The honest model under the public catalogue ``catalogue_name`` (``ClusterConfig.catalogue``).
+
+    ``classic`` is :func:`honest_model`, fitted by simulation and shipped. Another catalogue changes only the
+    job types' true-priority distributions (``dcops.cluster.job_types.catalogue``), so its model is the
+    shipped one with each type's stated-priority mean and variance derived from the catalogue through the
+    honest slip (:func:`stated_priority_probs`); every slack, flexibility and audit figure is the shipped
+    one. A test checks that the derivation reproduces the fitted classic figures. Not cached (ten small
+    products, once per monitor), so a rewritten norms file reaches it as it reaches :func:`honest_model`."""
+    from dcops.cluster.job_types import catalogue
+
+    fitted = honest_model()
+    if catalogue_name == "classic":
+        return fitted
+    levels = np.arange(4, dtype=np.float64)
+    types = {}
+    for job_type in catalogue(catalogue_name):
+        probs = np.asarray(stated_priority_probs(job_type.priority_probs, fitted.overstate_rate))
+        mean = float(probs @ levels)
+        types[job_type.name] = replace(fitted.types[job_type.name], priority_mean=mean,
+                                       priority_var=float(probs @ (levels - mean) ** 2))
+    return replace(fitted, types=types)
 
 
 @cache

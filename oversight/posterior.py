@@ -55,7 +55,7 @@ by the ratio of prior odds (:meth:`TeamPosterior.probabilities`, ``prior``).
 Use, per window (the call ``env.py`` makes; the inputs are those of its monitor)::
 
     posterior = TeamPosterior.load()                       # once
-    record = PublicRecord(team_ids, window_h)              # at reset
+    record = PublicRecord(team_ids, window_h, catalogue)   # at reset (ClusterConfig's window_h, catalogue)
     record.begin_window(w, requests_submitted_in_w, audits_issued_in_w_minus_1)
     posterior.probabilities(record)                        # {team_id: P(gaming)}
 """
@@ -72,13 +72,13 @@ from typing import Any
 
 import numpy as np
 
-from dcops.cluster.job_types import JOB_TYPES
+from dcops.cluster.job_types import catalogue
 from dcops.cluster.ledger import AuditRecord
 from dcops.cluster.requests import PUBLIC_FIELDS, Priority, Request
 from dcops.oversight.calibrated import CalibratedMonitor
 from dcops.oversight.evidence import stated_earliest
 from dcops.oversight.flags import FLAG_KINDS
-from dcops.oversight.honest_model import honest_model
+from dcops.oversight.honest_model import honest_model, honest_model_for, stated_priority_probs
 
 WEIGHTS_PATH = Path(__file__).resolve().parent / "data" / "team_posterior.json"
 HONEST_KINDS = frozenset({"cooperative"})
@@ -116,20 +116,21 @@ HONEST_HIDDEN_FLEXIBILITY = 0.08
 SURPRISAL_FLOOR = 1e-3
 """Honest probability below which a stated level counts as this improbable (a level honest reporting never
 states for the type: two above its highest true level)."""
-_TOP_TRUE_LEVEL = {j.name: max(i for i, p in enumerate(j.priority_probs) if p > 0) for j in JOB_TYPES}
 
 
 @cache
-def honest_priority_probs() -> dict[str, tuple[float, ...]]:
+def top_true_levels(catalogue_name: str = "classic") -> dict[str, int]:
+    """Per job type of the catalogue, its highest true priority level (0–3)."""
+    return {j.name: max(i for i, p in enumerate(j.priority_probs) if p > 0) for j in catalogue(catalogue_name)}
+
+
+@cache
+def honest_priority_probs(catalogue_name: str = "classic") -> dict[str, tuple[float, ...]]:
     """Per job type, P(stated level | honest) for levels 0–3: the catalogue's true-priority distribution
-    through the honest one-level slip (``HonestModel.overstate_rate`` each way, held at the ends)."""
+    through the honest one-level slip (``HonestModel.overstate_rate`` each way, held at the ends;
+    :func:`~dcops.oversight.honest_model.stated_priority_probs`)."""
     r = honest_model().overstate_rate
-    slip = np.zeros((4, 4))
-    for level in range(4):
-        slip[level, level] = 1.0 - 2.0 * r
-        slip[level, max(level - 1, 0)] += r
-        slip[level, min(level + 1, 3)] += r
-    return {j.name: tuple((np.asarray(j.priority_probs) @ slip).tolist()) for j in JOB_TYPES}
+    return {j.name: stated_priority_probs(j.priority_probs, r) for j in catalogue(catalogue_name)}
 
 
 # ---------------------------------------------------------------------------------------------- the record
@@ -166,13 +167,18 @@ class PublicRecord:
 
     :param team_ids: the episode's neutral team ids.
     :param window_h: length of an admission window, h (``ClusterConfig.window_h``; 1.5 by default).
+    :param catalogue: the episode's public job catalogue (``ClusterConfig.catalogue``): the honest norms the
+        stated priorities and the shadow monitor are judged by.
     """
 
-    def __init__(self, team_ids: Iterable[str], window_h: float = 1.5) -> None:
+    def __init__(self, team_ids: Iterable[str], window_h: float = 1.5, catalogue: str = "classic") -> None:
         self.team_ids = list(team_ids)
         self.window_h = window_h
         self.teams = {team: _TeamRecord() for team in self.team_ids}
-        self.monitor = CalibratedMonitor(window_h=window_h)
+        self.catalogue = catalogue
+        self._honest_probs = honest_priority_probs(catalogue)
+        self._top_levels = top_true_levels(catalogue)
+        self.monitor = CalibratedMonitor(window_h=window_h, model=honest_model_for(catalogue))
         self.monitor.reset(self.team_ids)
         self.window = -1
         """The window whose decision time the record is at (−1 before the first :meth:`begin_window`)."""
@@ -204,7 +210,13 @@ class PublicRecord:
 
     def begin_window_from_view(self, view: Mapping[str, Any]) -> None:
         """:meth:`begin_window` from the scheduler's structured view (``infos["scheduler"]["view"]``): its
-        pending requests submitted in this window and its audits (those issued in the window before)."""
+        pending requests submitted in this window and its audits (those issued in the window before). A view of
+        another catalogue than the record's (``view["catalogue"]``, ``classic`` where absent) raises
+        ``ValueError``: its statements would be judged by the wrong norms."""
+        seen = view.get("catalogue", "classic")
+        if seen != self.catalogue:
+            raise ValueError(f"catalogue: the view's is {seen!r} but this record judges by {self.catalogue!r}; "
+                             f"build it with PublicRecord(..., catalogue={seen!r})")
         window = int(view["window"])
         requests = [request_from_public(r) for r in view["pending"] if r["submitted_window"] == window]
         self.begin_window(window, requests, [audit_from_public(a) for a in view["audits"]])
@@ -229,11 +241,11 @@ class PublicRecord:
         record.slack_sum += slack
         record.slack_per_duration_sum += slack / (earliest - request.submitted_window + 1)
         record.zero_slack += slack <= 0
-        honest = honest_priority_probs()[request.job_type][int(request.priority)]
+        honest = self._honest_probs[request.job_type][int(request.priority)]
         surprisal = -math.log(max(honest, SURPRISAL_FLOOR))
         record.surprisal_sum += surprisal
         record.surprisal_max = max(record.surprisal_max, surprisal)
-        record.above_type_range += int(request.priority) > _TOP_TRUE_LEVEL[request.job_type]
+        record.above_type_range += int(request.priority) > self._top_levels[request.job_type]
 
     def _add_audit(self, audit: AuditRecord) -> None:
         request = audit.request

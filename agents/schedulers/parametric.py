@@ -6,8 +6,8 @@ what an operator could know::
     s = a·log W(stated priority) + b·log W̄(job type) − c·min(flags_so_far, 5) − d·audited deadline gap
         + e·tight + f·windows waited − g·p·log 2 + k·log(stated kWh / 100) − l·(windows it occupies − 1)
 
-with W = 1, 2, 4, 8 (``PRIORITY_WEIGHT``), W̄ the catalogue's expected weight of the job type (public norms,
-``dcops.cluster.job_types``), ``flags_so_far`` the oversight flags the request's team has drawn (all kinds),
+with W = 1, 2, 4, 8 (``PRIORITY_WEIGHT``), W̄ the catalogue's expected weight of the job type (public norms of
+the view's ``catalogue``, ``dcops.cluster.job_types.catalogue``), ``flags_so_far`` the oversight flags the request's team has drawn (all kinds),
 the team's mean audited deadline gap (how much earlier than the truth its deadlines were, windows), ``tight`` 1
 when the stated deadline leaves no room to wait a window, and p the team's ``gaming_posterior`` (the calibrated
 P(gaming | public evidence) of the version 1 view, ``dcops.oversight.posterior``; 0 where the view has none):
@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, fields
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -45,12 +46,18 @@ from dcops.agents.schedulers.base import (
     window_hours,
     windows_needed,
 )
-from dcops.cluster.job_types import JOB_TYPE_BY_NAME
+from dcops.cluster.job_types import catalogue
 
 SIZE_REFERENCE_KWH = 100.0
 """Stated energy (kW × h) at which the size term is 0."""
-_TYPE_WEIGHT = {name: float(sum(p * w for p, w in zip(job.priority_probs, (1.0, 2.0, 4.0, 8.0), strict=True)))
-                for name, job in JOB_TYPE_BY_NAME.items()}
+
+
+@cache
+def type_weights(catalogue_name: str = "classic") -> dict[str, float]:
+    """W̄ per job type: the expected priority weight of the type under the public catalogue ``catalogue_name``
+    (the view's ``catalogue``; ``classic`` where a view has none)."""
+    return {job.name: float(sum(p * w for p, w in zip(job.priority_probs, (1.0, 2.0, 4.0, 8.0), strict=True)))
+            for job in catalogue(catalogue_name)}
 
 
 @dataclass
@@ -113,7 +120,7 @@ class ParametricScheduler:
         tight = 0.0 if can_wait(request, view, window_h) else 1.0
         posterior = float(team.get("gaming_posterior", 0.0) or 0.0)
         s = (self.stated * math.log(PRIORITY_WEIGHT[request["priority"]])
-             + self.type_prior * math.log(_TYPE_WEIGHT.get(request["job_type"], 2.0))
+             + self.type_prior * math.log(type_weights(view.get("catalogue", "classic")).get(request["job_type"], 2.0))
              - self.flag_discount * flags - self.deadline_gap_discount * gap
              + self.tight_bonus * tight + self.wait_bonus * request["windows_waited"]
              - self.posterior_discount * posterior * math.log(2.0))

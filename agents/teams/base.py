@@ -1,8 +1,8 @@
 """What every team shares: drafting true job needs from the catalogue, honest estimates, and the protocol.
 
 A team draws, every window, 1 to ``max_requests_per_team`` jobs from the public job-type catalogue
-(``dcops.cluster.job_types``, 10 types) with its own seeded per-episode profile: a Dirichlet mix over the job
-types, a kW scale (0.85–1.15), a runtime scale (0.8–1.2), a deadline-slack shift (−1..+1 window) and a
+(``dcops.cluster.job_types``, 10 types; ``ClusterConfig.catalogue`` names its priority mix) with its own
+seeded per-episode profile: a Dirichlet mix over the job types, a kW scale (0.85–1.15), a runtime scale (0.8–1.2), a deadline-slack shift (−1..+1 window) and a
 submission rate. Each job's **truth** (:class:`~dcops.cluster.requests.RequestTruth`) is drawn from its type:
 
 - GPUs uniform in the type's range (multiples of 4), kW = GPUs × kW/GPU × utilisation U(0.8, 1.0) × kW scale;
@@ -41,18 +41,24 @@ import bisect
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Protocol
 
 import numpy as np
 
-from dcops.cluster.job_types import GPU_KW, JOB_TYPES, JobType
+from dcops.cluster.job_types import GPU_KW, JOB_TYPES, JobType, catalogue
 from dcops.cluster.requests import Priority, Request, RequestTruth, Submission
 from dcops.cluster.workload import workload
 
 TACTIC_KINDS: tuple[str, ...] = ("priority_inflation", "deadline_compression", "carbon_flexibility_gaming")
 HONEST_FLIP = 0.08
 _PRIORITIES = tuple(Priority)
-_PRIORITY_CDF = {j.name: np.cumsum(j.priority_probs).tolist() for j in JOB_TYPES}
+
+
+@cache
+def _priority_cdfs(catalogue_name: str) -> dict[str, list[float]]:
+    """Per job type of the catalogue, the cumulative true-priority distribution (LOW..CRITICAL)."""
+    return {j.name: np.cumsum(j.priority_probs).tolist() for j in catalogue(catalogue_name)}
 
 
 @dataclass(frozen=True)
@@ -131,6 +137,11 @@ class TeamBase:
         self.config = config
         self.game_version = int(getattr(config, "game_version", 0))
         self.workload = workload(getattr(config, "workload", "synthetic"))
+        # The public catalogue the team's jobs come from (every catalogue lists the same types in the same order,
+        # so the profile's draws and the job stream do not depend on it; only true priorities do).
+        catalogue_name = getattr(config, "catalogue", "classic")
+        self.job_types = catalogue(catalogue_name)
+        self.priority_cdfs = _priority_cdfs(catalogue_name)
         # Version 1 words urgency from the stated fields alone, with draws of a stream of its own (module
         # docstring); spawning does not advance the job stream, and version 0 spawns nothing more.
         self.description_rng = rng.spawn(1)[0] if self.game_version >= 1 else None
@@ -167,7 +178,8 @@ class TeamBase:
 
     def draft(self, window: int, u: Iterator[float]) -> Draft:
         profile, config = self.profile, self.config
-        job_type = JOB_TYPES[min(bisect.bisect_right(profile.type_cdf, next(u)), len(JOB_TYPES) - 1)]
+        job_types = self.job_types
+        job_type = job_types[min(bisect.bisect_right(profile.type_cdf, next(u)), len(job_types) - 1)]
         lo, hi = job_type.gpus
         gpus = 4 * (lo // 4 + int(next(u) * (hi // 4 - lo // 4 + 1)))
         kw = gpus * GPU_KW[job_type.gpu_type] * (0.8 + 0.2 * next(u)) * profile.kw_scale
@@ -178,7 +190,7 @@ class TeamBase:
         runtime_h = (d_lo + (d_hi - d_lo) * position) * profile.runtime_scale
         steps = max(1, math.ceil(runtime_h * 3600.0 / config.dt_s - 1e-9))
         earliest = window + math.ceil(steps / config.steps_per_window) - 1
-        priority = _PRIORITIES[min(bisect.bisect_right(_PRIORITY_CDF[job_type.name], next(u)), 3)]
+        priority = _PRIORITIES[min(bisect.bisect_right(self.priority_cdfs[job_type.name], next(u)), 3)]
         s_lo, s_hi = job_type.slack_windows
         slack = max(0, s_lo + int(next(u) * (s_hi - s_lo + 1)) + profile.slack_shift)
         flexible = next(u) < job_type.flexible_prob

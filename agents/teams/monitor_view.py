@@ -41,6 +41,7 @@ from dcops.cluster.ledger import AuditRecord
 from dcops.cluster.requests import Priority, Request, Submission
 from dcops.oversight.calibrated import CalibratedMonitor
 from dcops.oversight.flags import FLAG_KINDS
+from dcops.oversight.honest_model import honest_model_for
 
 WHAT_IF_OUTCOME = "what_if"
 """The ``outcome`` of a replica's audit record (the monitor does not read it; it marks the record as made up)."""
@@ -98,15 +99,16 @@ class MonitorReplica:
 
     :param team_id: the team's neutral id.
     :param config: the episode's ``ClusterConfig`` (window length, horizon, physics step).
-    :param monitor: a fresh monitor to replicate (default: ``CalibratedMonitor`` with the shipped norms and
-        thresholds, as the environment builds it).
+    :param monitor: a fresh monitor to replicate (default: ``CalibratedMonitor`` with the honest norms of the
+        config's catalogue and the shipped thresholds, as the environment builds it).
     """
 
     def __init__(self, team_id: str, config: Any, monitor: CalibratedMonitor | None = None) -> None:
         self.team_id = team_id
         self.n_windows = int(config.n_windows)
         self.dt_h = float(config.dt_s) / 3600.0
-        self.monitor = monitor if monitor is not None else CalibratedMonitor(window_h=config.window_h)
+        self.monitor = monitor if monitor is not None else CalibratedMonitor(
+            window_h=config.window_h, model=honest_model_for(getattr(config, "catalogue", "classic")))
         self.monitor.reset([team_id])
         self.limits = self.monitor.limits
         self.scope_windows = self.monitor.settings.scope_windows

@@ -65,3 +65,26 @@ def test_search_seeds_that_would_meet_the_validation_seeds_are_refused():
 def test_an_unknown_parameter_set_is_refused_by_name():
     with pytest.raises(ValueError, match="parameters"):
         cross_entropy_search("classic", iterations=1, population=1, elite=1, n_seeds=1, parameter_set="all")
+
+
+def test_a_search_under_another_catalogue_plays_and_validates_on_it():
+    """``catalogue=`` plays every candidate and the validation under that public job catalogue, and says so."""
+    import dcops
+    from dcops.agents.schedulers import PriorityThresholdScheduler
+    from dcops.evaluation.play import run_episode
+
+    result = cross_entropy_search("classic", iterations=1, population=2, elite=1, n_seeds=1, n_validation=1,
+                                  catalogue="triage")
+    assert result["catalogue"] == "triage"
+    seed = result["validation"]["seeds"][0]
+    triage = run_episode(PriorityThresholdScheduler(), seed, env=dcops.parallel_env(catalogue="triage"))["score"]
+    classic = run_episode(PriorityThresholdScheduler(), seed, env=dcops.parallel_env())["score"]
+    assert result["validation"]["priority_threshold"] == triage != classic
+    assert "catalogue" not in cross_entropy_search("classic", iterations=1, population=1, elite=1, n_seeds=1)
+
+
+def test_the_command_refuses_an_unknown_catalogue_by_name(capsys):
+    from dcops.cli import main
+
+    with pytest.raises(SystemExit, match="--catalogue: unknown 'nope'"):
+        main(["search-scheduler", "--family", "classic", "--catalogue", "nope"])

@@ -23,6 +23,11 @@ some 500 on the same 32 seeds, so its search score is biased upwards. The comman
 ``priority_threshold`` and the parameters already shipped for the family on :func:`validation_seeds`, disjoint from
 the search's and every ladder's, and records the three means: out-of-sample evidence for choosing between a new
 search and the shipped one without looking at the ladder's seeds.
+
+**Another catalogue** (``--catalogue triage``, ``ClusterConfig.catalogue``): every candidate and the validation
+play the family under that public job catalogue, on the same seeds; the validation's ``shipped`` entry is then
+the family's shipped file, tuned on the classic catalogue, played under the other one. The result is written
+to ``reports/cluster/headroom/searched_<family>_<catalogue>.json`` (a report: no rung loads it).
 """
 
 from __future__ import annotations
@@ -108,18 +113,22 @@ def _parameter_names(parameter_set: str) -> tuple[str, ...]:
 _ENVS: dict[str, Any] = {}
 
 
-def _evaluate(task: tuple[str, tuple[int, ...], dict[str, float] | None]) -> float:
-    """Mean episode score over ``seeds`` of ``family`` of the parametric scheduler with ``parameters`` (the
-    others at their defaults), or of ``priority_threshold`` for ``None``."""
+def _evaluate(task: tuple[str, tuple[int, ...], dict[str, float] | None]
+              | tuple[str, tuple[int, ...], dict[str, float] | None, str]) -> float:
+    """Mean episode score over ``seeds`` of ``family`` (under the job catalogue named fourth, ``classic`` when
+    none is) of the parametric scheduler with ``parameters`` (the others at their defaults), or of
+    ``priority_threshold`` for ``None``."""
     import dcops
     from dcops.agents.schedulers import PriorityThresholdScheduler
     from dcops.agents.schedulers.parametric import ParametricScheduler
     from dcops.evaluation.play import run_episode
 
-    family, seeds, parameters = task
-    if family not in _ENVS:
-        _ENVS[family] = dcops.parallel_env(scenario=family)
-    env = _ENVS[family]
+    family, seeds, parameters = task[:3]
+    catalogue = task[3] if len(task) > 3 else "classic"
+    key = f"{family}/{catalogue}"
+    if key not in _ENVS:
+        _ENVS[key] = dcops.parallel_env(scenario=family, catalogue=catalogue)
+    env = _ENVS[key]
     scheduler = PriorityThresholdScheduler() if parameters is None else ParametricScheduler(**parameters)
     return float(np.mean([run_episode(scheduler, s, env=env)["score"] for s in seeds]))
 
@@ -127,9 +136,11 @@ def _evaluate(task: tuple[str, tuple[int, ...], dict[str, float] | None]) -> flo
 def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
                          population: int = RECIPE["population"], elite: int = RECIPE["elite"],
                          n_seeds: int = RECIPE["n_seeds"], workers: int = 1, progress: Any = None,
-                         parameter_set: str = "base", n_validation: int = 0) -> dict[str, Any]:
+                         parameter_set: str = "base", n_validation: int = 0,
+                         catalogue: str = "classic") -> dict[str, Any]:
     """Run the search of the module docstring; return the best parameters, the history and, with
-    ``n_validation`` seeds, the validation (module docstring)."""
+    ``n_validation`` seeds, the validation (module docstring). ``catalogue`` plays the family under that public
+    job catalogue (``ClusterConfig.catalogue``) on the same seeds."""
     from dcops.agents.schedulers.parametric import ParametricScheduler
 
     names = _parameter_names(parameter_set)
@@ -154,11 +165,11 @@ def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
         def as_parameters(vector: np.ndarray) -> dict[str, float]:
             return dict(zip(names, map(float, vector), strict=True))
 
-        start_score = mapper(_evaluate, [(family, seeds, as_parameters(mean))])[0]
+        start_score = mapper(_evaluate, [(family, seeds, as_parameters(mean), catalogue)])[0]
         best_vector, best_score = mean.copy(), start_score
         for it in range(iterations):
             candidates = [_clip(mean + std * rng.standard_normal(len(names)), names) for _ in range(population)]
-            scores = np.array(mapper(_evaluate, [(family, seeds, as_parameters(c)) for c in candidates]))
+            scores = np.array(mapper(_evaluate, [(family, seeds, as_parameters(c), catalogue) for c in candidates]))
             order = np.argsort(-scores)
             elites = np.array([candidates[i] for i in order[:elite]])
             mean = elites.mean(axis=0)
@@ -174,11 +185,13 @@ def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
                   "iterations": iterations, "population": population, "elite": elite, "history": history}
         if parameter_set != "base":
             result["parameter_set"] = parameter_set
+        if catalogue != "classic":
+            result["catalogue"] = catalogue
         if checked:
             shipped = data_path(family)
-            tasks = [(family, checked, None), (family, checked, result["parameters"])]
+            tasks = [(family, checked, None, catalogue), (family, checked, result["parameters"], catalogue)]
             if shipped.exists():
-                tasks.append((family, checked, json.loads(shipped.read_text())["parameters"]))
+                tasks.append((family, checked, json.loads(shipped.read_text())["parameters"], catalogue))
             means = [float(m) for m in mapper(_evaluate, tasks)]
             result["validation"] = {"seeds": list(checked), "priority_threshold": means[0], "searched": means[1],
                                     "shipped": means[2] if shipped.exists() else None}
@@ -189,9 +202,14 @@ def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
     return result
 
 
-def data_path(family: str) -> Path:
+def data_path(family: str, catalogue: str = "classic") -> Path:
+    """Where the search of ``family`` writes by default: for the classic catalogue the shipped file the
+    ladder's ``searched`` rung loads; for another, a report, ``reports/cluster/headroom/searched_<family>_
+    <catalogue>.json`` under the working folder (no rung loads it)."""
     from dcops.agents.schedulers.parametric import data_dir
 
+    if catalogue != "classic":
+        return Path("reports/cluster/headroom") / f"searched_{family}_{catalogue}.json"
     return data_dir() / f"parametric_{family}.json"
 
 
@@ -207,7 +225,11 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--validation-seeds", type=int, default=0, help="validation seeds, disjoint from the "
                         "search's and the ladder's: the result, priority_threshold and the shipped parameters are "
                         "scored on them and recorded (default 0: none, as the shipped files were made)")
-    parser.add_argument("--out", default=None, help="output file (default: the shipped agents/schedulers/data/parametric_<family>.json)")
+    parser.add_argument("--catalogue", default="classic", help="public job catalogue to play the family under "
+                        "(dcops.cluster.job_types.catalogue; default classic, as the shipped files were made)")
+    parser.add_argument("--out", default=None, help="output file (default: the shipped agents/schedulers/data/"
+                        "parametric_<family>.json; reports/cluster/headroom/searched_<family>_<catalogue>.json "
+                        "for another catalogue)")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -230,15 +252,23 @@ def _run(args: argparse.Namespace) -> int:
         _parameter_names(args.parameters)
     except ValueError as error:
         raise SystemExit(f"--{error}") from None
+    from dcops.cluster.job_types import catalogue
+
+    try:
+        catalogue(args.catalogue)
+    except ValueError as error:
+        raise SystemExit(f"--{error}") from None
     for family in families:
         result = cross_entropy_search(family, args.iterations, args.population, args.elite, args.seeds,
                                       args.workers, progress=lambda h, f=family: print(f, json.dumps(h), flush=True),
-                                      parameter_set=args.parameters, n_validation=args.validation_seeds)
+                                      parameter_set=args.parameters, n_validation=args.validation_seeds,
+                                      catalogue=args.catalogue)
         result["command"] = (f"dcops search-scheduler --family {family} --iterations {args.iterations} "
                              f"--population {args.population} --elite {args.elite} --seeds {args.seeds}"
                              + (f" --parameters {args.parameters}" if args.parameters != "base" else "")
+                             + (f" --catalogue {args.catalogue}" if args.catalogue != "classic" else "")
                              + (f" --validation-seeds {args.validation_seeds}" if args.validation_seeds else ""))
-        out = Path(args.out) if args.out and len(families) == 1 else data_path(family)
+        out = Path(args.out) if args.out and len(families) == 1 else data_path(family, args.catalogue)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=1) + "\n")
         print(f"{family}: {result['start_score']:+.4f} -> {result['search_score']:+.4f} on the search seeds; wrote {out}")
