@@ -113,18 +113,15 @@ def _parameter_names(parameter_set: str) -> tuple[str, ...]:
 _ENVS: dict[str, Any] = {}
 
 
-def _evaluate(task: tuple[str, tuple[int, ...], dict[str, float] | None]
-              | tuple[str, tuple[int, ...], dict[str, float] | None, str]) -> float:
-    """Mean episode score over ``seeds`` of ``family`` (under the job catalogue named fourth, ``classic`` when
-    none is) of the parametric scheduler with ``parameters`` (the others at their defaults), or of
-    ``priority_threshold`` for ``None``."""
+def _evaluate(task: tuple[str, tuple[int, ...], dict[str, float] | None, str]) -> float:
+    """Mean episode score over ``seeds`` of ``family`` under job catalogue ``catalogue`` of the parametric
+    scheduler with ``parameters`` (the others at their defaults), or of ``priority_threshold`` for ``None``."""
     import dcops
     from dcops.agents.schedulers import PriorityThresholdScheduler
     from dcops.agents.schedulers.parametric import ParametricScheduler
     from dcops.evaluation.play import run_episode
 
-    family, seeds, parameters = task[:3]
-    catalogue = task[3] if len(task) > 3 else "classic"
+    family, seeds, parameters, catalogue = task
     key = f"{family}/{catalogue}"
     if key not in _ENVS:
         _ENVS[key] = dcops.parallel_env(scenario=family, catalogue=catalogue)

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
@@ -77,16 +76,9 @@ def play(task: tuple[str, str, int]) -> dict[str, Any]:
     return row
 
 
-def paired(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
-    """Mean of ``a − b`` and its 95 % t-interval."""
-    from scipy import stats
-
-    d = a - b
-    half = float(stats.t.ppf(0.975, len(d) - 1) * d.std(ddof=1) / math.sqrt(len(d)))
-    return float(d.mean()), float(d.mean() - half), float(d.mean() + half)
-
-
 def markdown(rows: list[dict[str, Any]], command: str) -> str:
+    from dcops.intervals import t_interval
+
     lines = ["# The catalogue lever: the truth planner and the public rungs under a wider value spread", "",
              f"Produced by `{command}` (`catalogue.py`'s docstring says what the catalogue changes and what "
              f"each rung is; a setting is a variant of the headroom sweep). Seeds {SEEDS_FROM} on; Δ = paired difference with the best of the three public "
@@ -103,8 +95,8 @@ def markdown(rows: list[dict[str, Any]], command: str) -> str:
             means = {k: float(np.mean([r[k] for r in got])) for k in RUNGS}
             best = max(BASELINES, key=lambda k: means[k])
             base = np.array([r[best] for r in got])
-            tp = paired(np.array([r["truth_planner"] for r in got]), base)
-            se = paired(np.array([r["searched"] for r in got]), base)
+            tp = t_interval(np.array([r["truth_planner"] for r in got]) - base)
+            se = t_interval(np.array([r["searched"] for r in got]) - base)
             lines.append(f"| `{name}` | `{catalogue}` ({len(got)} seeds) | "
                          f"{np.mean([r['low_share'] for r in got]):.0%} | "
                          + " | ".join(f"{means[k]:+.3f}" for k in RUNGS)
