@@ -19,6 +19,9 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from dcops import registry
+from dcops.cluster.job_types import CATALOGUE_NAMES
+from dcops.cluster.scenarios import SCENARIOS
+from dcops.cluster.workload import WORKLOADS
 from dcops.models import (
     PLANT_V2_SETPOINTS,
     ClusterAction,
@@ -412,6 +415,18 @@ class ClusterOptions(_Options):
         default=None, ge=1, le=8, description="most requests a team submits in one window (default 4; 1 keeps "
                                                 "windows small, e.g. for LLM training)"
     )
+    scenario: Literal[tuple(SCENARIOS)] | None = Field(  # type: ignore[valid-type]
+        default=None, description="scenario family (dcops.cluster.scenarios; default classic); the options above "
+                                  "override its values"
+    )
+    workload: Literal[WORKLOADS] | None = Field(  # type: ignore[valid-type]
+        default=None, description="where request rates and runtimes come from (dcops.cluster.workload; default "
+                                  "synthetic)"
+    )
+    catalogue: Literal[CATALOGUE_NAMES] | None = Field(  # type: ignore[valid-type]
+        default=None, description="public job catalogue (dcops.cluster.job_types.catalogue; default classic; "
+                                  "game version 1 only)"
+    )
 
 
 class ClusterAdapter(Adapter):
@@ -425,7 +440,7 @@ class ClusterAdapter(Adapter):
     action_adapter = TypeAdapter(ClusterAction)
     baseline_name = "greedy-fits (accept what fits now within the power headroom, defer the rest)"
     env_option_names = ("n_windows", "climate", "grid_region", "power_cap_kw", "faults", "cooling", "game_version",
-                        "max_requests_per_team")
+                        "max_requests_per_team", "scenario", "workload", "catalogue")
 
     def make_env(self, task: str, options: dict[str, Any]) -> gym.Env:
         config = {k: v for k, v in options.items() if k in self.env_option_names}

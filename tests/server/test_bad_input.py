@@ -181,3 +181,28 @@ def test_an_oversized_websocket_frame_is_an_error_frame(db_path, client_factory)
         assert ws.receive_json()["data"]["code"] == "PAYLOAD_TOO_LARGE"
         ws.send_json({"type": "reset", "data": {}})
         assert ws.receive_json()["type"] == "observation"
+
+
+@pytest.mark.parametrize(
+    ("options", "field"),
+    [({"scenario": "nope"}, "options.scenario"), ({"catalogue": "nope"}, "options.catalogue"),
+     ({"workload": "nope"}, "options.workload")],
+)
+def test_unknown_cluster_scenario_workload_or_catalogue_is_422_naming_the_option(client, options, field):
+    reply = client.post("/reset", json={"task": "cluster/operations", "options": options})
+    assert reply.status_code == 422, reply.text
+    assert reply.json()["field"] == field
+
+
+def test_a_catalogue_its_game_version_cannot_judge_is_422_naming_it_and_the_server_goes_on(client):
+    reply = client.post("/reset", json={"task": "cluster/operations",
+                                        "options": {"catalogue": "triage", "game_version": 0, "n_windows": 2}})
+    assert reply.status_code == 422, reply.text
+    assert reply.json()["field"] == "options" and "catalogue: 'triage' needs game_version 1" in reply.json()["message"]
+    served = client.post("/reset", json={"task": "cluster/operations", "seed": 3,
+                                         "options": {"scenario": "adversarial", "catalogue": "triage",
+                                                     "n_windows": 2, "cooling": "rule"}})
+    assert served.status_code == 200, served.text
+    view = served.json()["observation"]["view"]
+    assert view["catalogue"] == "triage" and len(view["teams"]) == 7  # the adversarial family's seven teams
+    client.delete("/session", headers={"X-Session-Id": served.json()["session_id"]})
