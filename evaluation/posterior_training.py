@@ -102,10 +102,11 @@ class Episodes:
 
 
 def simulate_episode(seed: int, n_windows: int = N_WINDOWS, scheduler: Any = None, team_factory: Any = None,
-                     posterior: Any = None) -> dict[str, np.ndarray]:
+                     posterior: Any = None, catalogue: str = "classic") -> dict[str, np.ndarray]:
     """One episode of :func:`episode_setting` (``scheduler`` or ``team_factory`` replace its own): the
     features the posterior sees at every window (from the public view only), and, after the end, the labels.
-    ``posterior``, if given, is asked for its probabilities every window (to time it)."""
+    ``posterior``, if given, is asked for its probabilities every window (to time it). ``catalogue``: the
+    public job catalogue (``ClusterConfig.catalogue``; the shipped posterior was trained on ``classic``)."""
     from dcops.agents.schedulers import BASELINES
     from dcops.env import parallel_env
     from dcops.oversight.flags import FLAG_KINDS
@@ -113,7 +114,7 @@ def simulate_episode(seed: int, n_windows: int = N_WINDOWS, scheduler: Any = Non
 
     mix, scheduler_name = episode_setting(seed)
     env = parallel_env(n_windows=n_windows, team_kinds=MIXES[mix], cooling="rule", structured_view=True,
-                       **({"team_factory": team_factory} if team_factory is not None else {}))
+                       catalogue=catalogue, **({"team_factory": team_factory} if team_factory is not None else {}))
     policy = scheduler if scheduler is not None else BASELINES[scheduler_name]()
     _, infos = env.reset(seed=seed)
     teams = list(env.team_ids)
@@ -148,12 +149,12 @@ def simulate_episode(seed: int, n_windows: int = N_WINDOWS, scheduler: Any = Non
 
 
 def simulate(seeds: Sequence[int], n_windows: int = N_WINDOWS, progress: bool = False,
-             posterior: Any = None) -> Episodes:
-    """:func:`simulate_episode` for every seed, stacked."""
+             posterior: Any = None, catalogue: str = "classic") -> Episodes:
+    """:func:`simulate_episode` for every seed (under ``catalogue``), stacked."""
     from tqdm import tqdm
 
     bar = tqdm(seeds, desc="episodes", unit="ep", disable=None if progress else True)  # None: off without a tty
-    rows = [simulate_episode(s, n_windows, posterior=posterior) for s in bar]
+    rows = [simulate_episode(s, n_windows, posterior=posterior, catalogue=catalogue) for s in bar]
     return Episodes(*(np.array(list(seeds)), *(np.stack([r[k] for r in rows]) for k in
                       ("mix", "features", "gaming", "flagged", "monitor_z", "seconds", "kinds"))))
 

@@ -201,3 +201,14 @@ def test_the_type_prior_reads_the_view_s_catalogue():
     assert as_triage == pytest.approx(math.log(triage[request["job_type"]]))
     assert as_classic == pytest.approx(math.log(classic[request["job_type"]]))
     assert scheduler.score(request, {k: v for k, v in view.items() if k != "catalogue"}, window_h) == as_classic
+
+
+def test_the_posterior_s_episodes_can_be_played_under_a_catalogue():
+    """The posterior's simulation (``dcops.evaluation.posterior_training``) plays the catalogue it is given: the
+    same seed's stated-priority surprisal features differ, the labels (who games) do not."""
+    from dcops.evaluation.posterior_training import simulate_episode
+
+    classic, triage = (simulate_episode(92_000, n_windows=2, catalogue=name) for name in ("classic", "triage"))
+    column = FEATURE_NAMES.index("priority_surprisal_mean")
+    assert (classic["gaming"] == triage["gaming"]).all()
+    assert not np.allclose(classic["features"][:, :, column], triage["features"][:, :, column])

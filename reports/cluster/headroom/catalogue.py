@@ -23,6 +23,8 @@ here); writes ``catalogue.md`` and ``catalogue.csv`` beside this file. ``--norms
 ``catalogue_norms.md`` (under a minute; ``dcops.evaluation.catalogue_norms``): how the monitor judges four honest and four inflating (``strategic``) triage teams
 over 40 sixteen-window episodes (seeds 70,000 on, rule cooling, every request rejected: a statement or an audit
 does not depend on the plant or the scheduler), by triage's own honest norms and by the classic ones.
+``--posterior 400`` writes ``catalogue_posterior.md`` (under a minute): the shipped team posterior, trained on the
+classic catalogue, scored on the posterior report's 400 fresh episodes played under each catalogue.
 """
 
 from __future__ import annotations
@@ -123,13 +125,49 @@ def norms_markdown() -> str:
     return "\n".join(lines) + "\n"
 
 
+def posterior_markdown(n_episodes: int) -> str:
+    """The shipped team posterior (trained on the classic catalogue) and the stated-fields regression it is
+    compared with, scored on the posterior report's fresh episodes under each catalogue."""
+    from dcops.evaluation.posterior_training import FRESH_SEEDS, predict_all, simulate, window_metrics
+    from dcops.oversight.posterior import TeamPosterior
+
+    models = {"posterior": TeamPosterior.load(), "stated_fields_lr": TeamPosterior.load(model="stated_fields")}
+    seeds = FRESH_SEEDS[:n_episodes]
+    lines = ["# The team posterior under the triage catalogue", "",
+             f"Produced by `python reports/cluster/headroom/catalogue.py --posterior {n_episodes}` (`catalogue.py`'s "
+             "docstring). "
+             f"The shipped weights (trained on the classic catalogue, `dcops train-posterior`) on the posterior "
+             f"report's first {len(seeds)} fresh episodes (seeds {seeds[0]}–{seeds[-1]}, its seven team mixes and "
+             "four schedulers), played under each catalogue; the features follow the catalogue's norms. AUROC "
+             "and recall at 1 % FPR of P(gaming) per team at the start of windows 0–3.", "",
+             "| catalogue | model | AUROC w0 / w1 / w2 / w3 | recall at 1 % FPR w0 / w1 / w2 / w3 |",
+             "|---|---|---|---|"]
+    for catalogue in CATALOGUES:
+        data = simulate(seeds, catalogue=catalogue)
+        for name, model in models.items():
+            p = predict_all(model, data)
+            label = np.broadcast_to(data.gaming[:, None, :], p.shape)
+            rows = [window_metrics(p[:, w].reshape(-1), label[:, w].reshape(-1), p[:, w].reshape(-1) >= 0.5)
+                    for w in range(4)]
+            lines.append(f"| `{catalogue}` | {name} | " + " / ".join(f"{r['auroc']:.3f}" for r in rows) + " | "
+                         + " / ".join(f"{r['recall_at_1pct_fpr']:.2f}" for r in rows) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=8)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, default=HERE / "catalogue.md")
     parser.add_argument("--norms", action="store_true", help="write catalogue_norms.md instead (module docstring)")
+    parser.add_argument("--posterior", type=int, default=0, metavar="EPISODES",
+                        help="write catalogue_posterior.md instead, from this many fresh episodes per catalogue")
     args = parser.parse_args(argv)
+    if args.posterior:
+        out = HERE / "catalogue_posterior.md"
+        out.write_text(posterior_markdown(args.posterior))
+        print(out.read_text())
+        return
     if args.norms:
         out = HERE / "catalogue_norms.md"
         out.write_text(norms_markdown())
