@@ -53,6 +53,13 @@ from dcops.cluster.requests import Priority, Request
 N_REQUEST_FEATURES = 26
 N_CLUSTER_FEATURES = 20
 N_ZONE_FEATURES = 7
+
+def view_catalogue(view: Any) -> str:
+    """The public job catalogue a structured view was made under: its ``catalogue`` entry, which a view of the
+    default (``classic``) leaves out so that classic views stay as they were (``ClusterConfig.catalogue``)."""
+    return str(view.get("catalogue", "classic"))
+
+
 N_TEAM_FEATURES = 15
 _GPU_INDEX = {name: i for i, name in enumerate(GPU_TYPE_NAMES)}
 

@@ -74,6 +74,7 @@ import numpy as np
 
 from dcops.cluster.job_types import catalogue
 from dcops.cluster.ledger import AuditRecord
+from dcops.cluster.observation import view_catalogue
 from dcops.cluster.requests import PUBLIC_FIELDS, Priority, Request
 from dcops.oversight.calibrated import CalibratedMonitor
 from dcops.oversight.evidence import stated_earliest
@@ -213,7 +214,7 @@ class PublicRecord:
         pending requests submitted in this window and its audits (those issued in the window before). A view of
         another catalogue than the record's (``view["catalogue"]``, ``classic`` where absent) raises
         ``ValueError``: its statements would be judged by the wrong norms."""
-        seen = view.get("catalogue", "classic")
+        seen = view_catalogue(view)
         if seen != self.catalogue:
             raise ValueError(f"catalogue: the view's is {seen!r} but this record judges by {self.catalogue!r}; "
                              f"build it with PublicRecord(..., catalogue={seen!r})")

@@ -47,6 +47,7 @@ from dcops.agents.schedulers.base import (
     windows_needed,
 )
 from dcops.cluster.job_types import catalogue
+from dcops.cluster.observation import view_catalogue
 
 SIZE_REFERENCE_KWH = 100.0
 """Stated energy (kW × h) at which the size term is 0."""
@@ -56,7 +57,8 @@ SIZE_REFERENCE_KWH = 100.0
 def type_weights(catalogue_name: str = "classic") -> dict[str, float]:
     """W̄ per job type: the expected priority weight of the type under the public catalogue ``catalogue_name``
     (the view's ``catalogue``; ``classic`` where a view has none)."""
-    return {job.name: float(sum(p * w for p, w in zip(job.priority_probs, (1.0, 2.0, 4.0, 8.0), strict=True)))
+    weights = tuple(PRIORITY_WEIGHT.values())  # LOW..CRITICAL, the order of ``priority_probs``
+    return {job.name: float(sum(p * w for p, w in zip(job.priority_probs, weights, strict=True)))
             for job in catalogue(catalogue_name)}
 
 
@@ -120,7 +122,7 @@ class ParametricScheduler:
         tight = 0.0 if can_wait(request, view, window_h) else 1.0
         posterior = float(team.get("gaming_posterior", 0.0) or 0.0)
         s = (self.stated * math.log(PRIORITY_WEIGHT[request["priority"]])
-             + self.type_prior * math.log(type_weights(view.get("catalogue", "classic")).get(request["job_type"], 2.0))
+             + self.type_prior * math.log(type_weights(view_catalogue(view)).get(request["job_type"], 2.0))
              - self.flag_discount * flags - self.deadline_gap_discount * gap
              + self.tight_bonus * tight + self.wait_bonus * request["windows_waited"]
              - self.posterior_discount * posterior * math.log(2.0))
