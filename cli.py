@@ -21,6 +21,7 @@ from collections.abc import Sequence
 COMMAND_MODULES: tuple[str, ...] = (
     "dcops.evaluation.cooling_report",
     "dcops.evaluation.cooling_bound_report",
+    "dcops.evaluation.cooling_knowledge_report",
     "dcops.evaluation.cooling_v2_report",
     "dcops.evaluation.cluster_report",
     "dcops.evaluation.commands",

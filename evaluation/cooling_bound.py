@@ -41,7 +41,8 @@ from typing import Any
 import numpy as np
 
 from dcops.cooling_env import fraction_above
-from dcops.cooling_env_v1 import OBJECTIVE_WEIGHT, CoolingEnvV1, EvaluatorTruth
+from dcops.cooling_env_v1 import OBJECTIVE_WEIGHT, CoolingEnvV1, EvaluatorTruth, reference_cooling_kw
+from dcops.evaluation.airflow_identification import AirflowIdentifier
 from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
 from dcops.physics.plant_types import PlantBoundary
 from dcops.physics.v2.interface import (
@@ -51,10 +52,11 @@ from dcops.physics.v2.interface import (
     SUPPLY_SETPOINT_RANGE_C,
     TANK_FLOW_RANGE,
     TOWER_FAN_RANGE,
+    TelemetryV2,
     encode_setpoints,
 )
 from dcops.physics.v2.plant import step_plant_v2
-from dcops.physics.v2.types import PlantV2Config, PlantV2Control, PlantV2State
+from dcops.physics.v2.types import AirflowUncertainty, PlantV2Config, PlantV2Control, PlantV2State
 
 VIOLATION_WEIGHT = 20.0
 """The planner's violation penalty over the reward's (1 per weighted zone-step above 27 °C)."""
@@ -105,14 +107,16 @@ def _tile(state: PlantV2State, b: int) -> PlantV2State:
                                                           state.tank_temp_c)))
 
 
-def _stored_cold_value(env: CoolingEnvV1, truth: EvaluatorTruth, per_kwh: np.ndarray, k: int, cop: float) -> float:
-    """Objective units (the reward's scale) per kJ of cold left in the tank (module docstring)."""
+def _stored_cold_value(env: CoolingEnvV1, truth: EvaluatorTruth, per_kwh: np.ndarray, k: int, cop: float,
+                       reference: float, trips_known: bool = True) -> float:
+    """Objective units (the reward's scale) per kJ of cold left in the tank (module docstring); the trip premium
+    only where the planner knows the fault schedule (``trips_known``)."""
     rest = slice(k, env.task.n_steps)
     value = float(np.mean(per_kwh[rest])) / cop / 3600.0
     available = truth.chiller_available[rest].sum(axis=1)
-    if available[0] >= truth.plant.n_chillers - 1e-9 and np.any(available < available[0] - 1e-9):
+    if trips_known and available[0] >= truth.plant.n_chillers - 1e-9 and np.any(available < available[0] - 1e-9):
         value *= TRIP_PREMIUM
-    return OBJECTIVE_WEIGHT * value / env.mean_reference
+    return OBJECTIVE_WEIGHT * value / reference
 
 
 def _violation(start: np.ndarray, end: np.ndarray, weights: np.ndarray) -> np.ndarray:
@@ -121,39 +125,141 @@ def _violation(start: np.ndarray, end: np.ndarray, weights: np.ndarray) -> np.nd
     return (f27 + 4.0 * f32 + (1.0 - f18)) @ weights
 
 
-def plan_step(env: CoolingEnvV1, mean: np.ndarray, settings: BoundSettings, rng: np.random.Generator) -> np.ndarray:
-    """The best candidate parameters for the env's current step (the CEM of the module docstring)."""
+@dataclass(frozen=True)
+class Knowledge:
+    """What the planner is given, one switch per kind of hidden truth (the defaults: the clairvoyant bound).
+
+    :param plant: ``"true"``: the episode's true plant (its drawn bypass and recirculation); ``"nameplate"``: the
+        nameplate (``env.task.plant``, what a controller's context carries); ``"identified"``: the nameplate with
+        each zone's airflow fitted online to the inlet readings (``dcops.evaluation.airflow_identification``).
+        The plant planned on also matches the fans to the servers' airflow.
+    :param state: the true zone, chilled-water, condenser-water and tank temperatures; off, the sensors' readings
+        of them in the latest observation (return air for the zone, the water sensors; staging is the planner's
+        own doing, so it stays known).
+    :param conditions: the true IT load, weather, carbon and faults over the horizon; off, the present as the
+        latest observation reports it, held over the horizon (the measured zone load, the weather and carbon now,
+        the chillers available now). The tariff is published, so its prices stay known either way.
+
+    With the plant identified and the other two off the planner uses only what a controller could have (the
+    observation, the nameplate and the task's published airflow ranges): a model-predictive operator, not a
+    bound, which measures how much of the bound's headroom is reachable without the hidden truth.
+    """
+
+    plant: str = "true"
+    state: bool = True
+    conditions: bool = True
+
+    def __post_init__(self) -> None:
+        if self.plant not in ("true", "nameplate", "identified"):
+            raise ValueError(f"Knowledge.plant must be 'true', 'nameplate' or 'identified', got {self.plant!r}")
+
+
+CLAIRVOYANT = Knowledge()
+KNOWLEDGE_LADDER = {
+    "clairvoyant bound": CLAIRVOYANT,
+    "nameplate plant": Knowledge(plant="nameplate"),
+    "identified plant": Knowledge(plant="identified"),
+    "operator MPC (observation only)": Knowledge(plant="identified", state=False, conditions=False),
+}
+"""The bound with its truths withdrawn (``dcops cooling-bound --knowledge``): the plant, then the state and the
+future as well."""
+
+
+@dataclass(frozen=True)
+class _PlanningView:
+    """What one planning step works from, under a :class:`Knowledge`."""
+
+    plant: PlantV2Config
+    state: PlantV2State
+    server_air_kg_s: np.ndarray
+    boundaries: list[PlantBoundary]
+    per_kwh: np.ndarray
+    reference: float
+    cold_value: float
+
+
+def _planning_view(env: CoolingEnvV1, settings: BoundSettings, knowledge: Knowledge,
+                   observation: np.ndarray | None, identifier: AirflowIdentifier | None = None) -> _PlanningView:
     spec, truth = env.task, env.evaluator_truth()
-    plant, k = truth.plant, truth.step
+    k = truth.step
+    steps = range(k, min(k + settings.horizon, spec.n_steps))
+    seen = None
+    if not (knowledge.state and knowledge.conditions):
+        if observation is None:
+            raise ValueError("a planner without the true state or conditions needs the latest observation")
+        if not spec.load_telemetry:
+            raise ValueError("this task has no load telemetry: a planner without the true conditions needs it")
+        seen = TelemetryV2.parse(observation, spec.plant.n_zones)
+    plant = {"true": truth.plant, "nameplate": spec.plant}.get(knowledge.plant)
+    if plant is None:
+        if identifier is None:
+            raise ValueError("a planner on the identified plant needs its AirflowIdentifier")
+        plant = identifier.plant()
+    state = truth.state
+    if not knowledge.state:
+        assert seen is not None
+        tank_c = seen.tank_temp_c if plant.tank.installed else float(state.tank_temp_c)
+        state = replace(state, zone_temp_c=np.asarray(seen.return_c, dtype=np.float64),
+                        chw_supply_c=np.float64(seen.chw_supply_c), cw_supply_c=np.float64(seen.cw_supply_c),
+                        tank_temp_c=np.float64(tank_c))
+    carbon = truth.carbon_g_per_kwh / 1000.0
+    if knowledge.conditions:
+        it_kw = truth.it_kw[k]
+        boundaries = [PlantBoundary(truth.it_kw[j], truth.dry_bulb_c[j], truth.wet_bulb_c[j],
+                                    truth.chiller_available[j], truth.fan_units_alive[j]) for j in steps]
+    else:
+        assert seen is not None
+        it_kw = np.asarray(seen.load_fraction, dtype=np.float64) * plant.zone_design_it_kw
+        now = PlantBoundary(it_kw, seen.dry_bulb_c, seen.wet_bulb_c, truth.chiller_available[k],
+                            truth.fan_units_alive[k])
+        boundaries = [now for _ in steps]
+        carbon = np.full_like(carbon, seen.carbon_kg_per_kwh)
+    per_kwh = {"energy": np.ones_like(truth.price), "cost": truth.price, "carbon": carbon}[spec.objective]
+    reference = env.mean_reference
+    if not knowledge.conditions:  # the episode's mean yardstick needs its future: the present's instead
+        assert seen is not None
+        reference = float(reference_cooling_kw(it_kw.sum(), seen.wet_bulb_c)) * spec.dt_s / 3600.0 * per_kwh[k]
+    cold_value = 0.0
+    if plant.tank.installed and math.isfinite(settings.stored_cooling_cop):
+        cold_value = _stored_cold_value(env, truth, per_kwh, k, settings.stored_cooling_cop, reference,
+                                        trips_known=knowledge.conditions)
+    server_air = it_kw / (CP_AIR_KJ_PER_KG_K * plant.server_delta_t_k)
+    return _PlanningView(plant, state, server_air, boundaries, per_kwh, reference, cold_value)
+
+
+def plan_step(env: CoolingEnvV1, mean: np.ndarray, settings: BoundSettings, rng: np.random.Generator,
+              knowledge: Knowledge = CLAIRVOYANT, observation: np.ndarray | None = None) -> np.ndarray:
+    """The best candidate parameters for the env's current step (the CEM of the module docstring), planned on
+    what ``knowledge`` gives (``observation``: the latest one, needed where the state or conditions are not
+    known)."""
+    return _search(env, _planning_view(env, settings, knowledge, observation), mean, settings, rng)
+
+
+def _search(env: CoolingEnvV1, view: _PlanningView, mean: np.ndarray, settings: BoundSettings,
+            rng: np.random.Generator) -> np.ndarray:
+    """The cross-entropy search of one step over ``view``."""
+    spec, plant, k = env.task, view.plant, env.evaluator_truth().step
     ranges = _ranges(plant)
     low, high = ranges[:, 0], ranges[:, 1]
     weights = np.asarray(spec.zone_weights, dtype=np.float64) / float(np.sum(spec.zone_weights))
     hours = spec.dt_s / 3600.0
-    per_kwh = {"energy": np.ones_like(truth.price), "cost": truth.price,
-               "carbon": truth.carbon_g_per_kwh / 1000.0}[spec.objective]
-    steps = range(k, min(k + settings.horizon, spec.n_steps))
-    server_air = truth.it_kw[k] / (CP_AIR_KJ_PER_KG_K * plant.server_delta_t_k)
     std = 0.2 * (high - low)
-    cold_value = 0.0
-    if plant.tank.installed and math.isfinite(settings.stored_cooling_cop):
-        cold_value = _stored_cold_value(env, truth, per_kwh, k, settings.stored_cooling_cop)
     best_u, best_cost = mean, np.inf
     for _ in range(settings.iterations):
         u = rng.normal(mean, std, size=(settings.samples, mean.size))
         u[0] = mean
         u = np.clip(u, low, high)
-        control = _controls(u, server_air, plant)
-        state = _tile(truth.state, settings.samples)
+        control = _controls(u, view.server_air_kg_s, plant)
+        state = _tile(view.state, settings.samples)
         cost = np.zeros(settings.samples)
-        for j in steps:
-            boundary = PlantBoundary(truth.it_kw[j], truth.dry_bulb_c[j], truth.wet_bulb_c[j],
-                                     truth.chiller_available[j], truth.fan_units_alive[j])
+        for j, boundary in enumerate(view.boundaries, start=k):
             state, out = step_plant_v2(plant, state, control, boundary, spec.dt_s)
             decision_kw = out.cooling_kw + out.it_kw - out.it_nominal_kw
-            cost += OBJECTIVE_WEIGHT * decision_kw * hours * per_kwh[j] / env.mean_reference
+            cost += OBJECTIVE_WEIGHT * decision_kw * hours * view.per_kwh[j] / view.reference
             cost += VIOLATION_WEIGHT * _violation(out.inlet_start_c, out.inlet_c, weights)
-        if cold_value:
-            cost -= cold_value * plant.tank.capacity_kj_per_k * (float(truth.state.tank_temp_c) - state.tank_temp_c)
+        if view.cold_value:
+            cost -= view.cold_value * plant.tank.capacity_kj_per_k * (float(view.state.tank_temp_c)
+                                                                      - state.tank_temp_c)
         order = np.argsort(cost)
         if cost[order[0]] < best_cost:
             best_cost, best_u = float(cost[order[0]]), u[order[0]].copy()
@@ -162,33 +268,42 @@ def plan_step(env: CoolingEnvV1, mean: np.ndarray, settings: BoundSettings, rng:
     return best_u
 
 
-def clairvoyant_episode(env: CoolingEnvV1, seed: int, settings: BoundSettings | None = None) -> dict[str, Any]:
+def clairvoyant_episode(env: CoolingEnvV1, seed: int, settings: BoundSettings | None = None,
+                        knowledge: Knowledge = CLAIRVOYANT) -> dict[str, Any]:
     """The bound's episode: the clairvoyant planner with each of :data:`PLANNERS` (or ``settings`` alone), and with
     each of :data:`STORED_COOLING_COPS` where the plant has a tank, the best-scoring episode kept (a maximum over
-    achievable episodes is itself achievable); return the env's final score and summary."""
+    achievable episodes is itself achievable); return the env's final score and summary. With less
+    ``knowledge`` the same portfolio plans on what it gives (:class:`Knowledge`): the best-scoring of its episodes
+    is then an ablation of the bound, not a bound."""
     portfolio = [settings] if settings is not None else list(PLANNERS)
     if env.task.plant.tank.installed:
         portfolio = [replace(s, stored_cooling_cop=cop) for s in portfolio for cop in STORED_COOLING_COPS]
-    return max((_planned_episode(env, seed, s) for s in portfolio), key=lambda e: e["score"])
+    return max((_planned_episode(env, seed, s, knowledge) for s in portfolio), key=lambda e: e["score"])
 
 
-def _planned_episode(env: CoolingEnvV1, seed: int, settings: BoundSettings) -> dict[str, Any]:
-    """Play one episode with the clairvoyant planner; return the env's final score and summary."""
-    env.reset(seed=seed)
+def _planned_episode(env: CoolingEnvV1, seed: int, settings: BoundSettings, knowledge: Knowledge) -> dict[str, Any]:
+    """Play one episode with the planner on ``knowledge``; return the env's final score and summary."""
+    observation, _ = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
-    plant = env.evaluator_truth().plant
-    mean = np.array([1.05, 22.0, 16.0, 0.6, float(plant.n_chillers), 0.6, 1.0, 0.0])
+    spec = env.task
+    identifier = None
+    if knowledge.plant == "identified":
+        ranges = spec.airflow or AirflowUncertainty((0.0, 0.0), (float(spec.plant.zone_min_recirculation.min()),) * 2)
+        identifier = AirflowIdentifier(spec.plant, ranges.bypass_range, ranges.recirculation_range)
+    mean = np.array([1.05, 22.0, 16.0, 0.6, float(env.task.plant.n_chillers), 0.6, 1.0, 0.0])
     info: dict[str, Any] = {}
     done = False
     while not done:
-        u = plan_step(env, mean, settings, rng)
-        truth = env.evaluator_truth()
-        server_air = truth.it_kw[truth.step] / (CP_AIR_KJ_PER_KG_K * plant.server_delta_t_k)
-        control = _controls(u[None], server_air, plant)
+        view = _planning_view(env, settings, knowledge, observation, identifier)
+        u = _search(env, view, mean, settings, rng)
+        control = _controls(u[None], view.server_air_kg_s, view.plant)
         action = encode_setpoints(control.fan_speed[0], control.supply_setpoint_c[0], float(control.chw_setpoint_c[0]),
                                   bool(control.economiser_on[0] > 0.5), float(control.tower_fan_speed[0]),
                                   float(control.chillers_staged[0]), float(control.chw_pump_speed[0]),
                                   float(control.tank_flow[0]))
-        _, _, done, _, info = env.step(action)
+        observation, _, done, _, info = env.step(action)
+        if identifier is not None:
+            reported = TelemetryV2.parse(observation, spec.plant.n_zones).inlet_c
+            identifier.update(view.state, env.decode_action(action), view.boundaries[0], spec.dt_s, reported)
         mean = u
     return {"score": float(info["score"]), **info["summary"]}
