@@ -31,6 +31,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dcops.evaluation.posterior_training",
     "dcops.evaluation.detector_aware_margin",
     "dcops.training.cooling.commands",
+    "dcops.training.cooling.imitation_v2",
     "dcops.training.scheduler.commands",
     "dcops.training.scheduler.search",
     "dcops.training.scheduler.ppo_commands",

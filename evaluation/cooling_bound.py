@@ -40,27 +40,25 @@ from typing import Any
 
 import numpy as np
 
+from dcops.agents.cooling.airflow_identification import AirflowIdentifier
+from dcops.agents.cooling.plant_parameters_v2 import (
+    parameter_controls,
+    parameter_ranges,
+    parameter_setpoints,
+    server_airflow_kg_s,
+)
+from dcops.agents.cooling.rule_v2 import controller_context_v2, it_load_kw
 from dcops.cooling_env import fraction_above
 from dcops.cooling_env_v1 import OBJECTIVE_WEIGHT, CoolingEnvV1, EvaluatorTruth, reference_cooling_kw
-from dcops.evaluation.airflow_identification import AirflowIdentifier
-from dcops.physics.constants import CP_AIR_KJ_PER_KG_K
 from dcops.physics.plant_types import PlantBoundary
 from dcops.physics.v2.interface import (
-    CHW_SETPOINT_RANGE_C,
-    FAN_SPEED_RANGE,
-    PUMP_SPEED_RANGE,
-    SUPPLY_SETPOINT_RANGE_C,
-    TANK_FLOW_RANGE,
-    TOWER_FAN_RANGE,
     TelemetryV2,
-    encode_setpoints,
 )
 from dcops.physics.v2.plant import step_plant_v2
-from dcops.physics.v2.types import AirflowUncertainty, PlantV2Config, PlantV2Control, PlantV2State
+from dcops.physics.v2.types import AirflowUncertainty, PlantV2Config, PlantV2State
 
 VIOLATION_WEIGHT = 20.0
 """The planner's violation penalty over the reward's (1 per weighted zone-step above 27 °C)."""
-MARGIN_RANGE = (0.6, 1.6)
 STORED_COOLING_COPS = (6.0, 12.0, 20.0, math.inf)
 """Plant COPs tried for the value of stored cold (one clairvoyant episode each, the best kept; ``inf``: stored
 cold is worth nothing beyond the horizon)."""
@@ -78,26 +76,14 @@ class BoundSettings:
     iterations: int = 3
     elite: int = 12
     stored_cooling_cop: float = math.inf
+    inlet_margin_k: float = 0.0
+    """Plan as if every inlet were this much warmer (K): a safety margin for a planner on a sensed state and an
+    identified plant (the bound's is 0: it knows the true inlets)."""
 
 
 PLANNERS = (BoundSettings(), BoundSettings(horizon=12, samples=192, iterations=4, elite=16))
 """The planners the bound tries: the CEM defaults (30 min ahead) and a longer, larger search (1 h ahead). Neither
 dominates the other case by case (the search is stochastic and a longer hold is a coarser plan)."""
-
-
-def _ranges(plant: PlantV2Config) -> np.ndarray:
-    tank = TANK_FLOW_RANGE if plant.tank.installed else (0.0, 0.0)
-    return np.array([MARGIN_RANGE, SUPPLY_SETPOINT_RANGE_C, CHW_SETPOINT_RANGE_C, TOWER_FAN_RANGE,
-                     (0.0, float(plant.n_chillers)), PUMP_SPEED_RANGE, (0.0, 1.0), tank])
-
-
-def _controls(u: np.ndarray, server_air: np.ndarray, plant: PlantV2Config) -> PlantV2Control:
-    """Candidate parameters (B, 8) to a batched plant control; fans matched to the true server airflow."""
-    air = server_air / (1.0 - plant.zone_bypass_fraction) / plant.crah_max_airflow_kg_s
-    fans = np.clip(u[:, :1] * air[None, :], *FAN_SPEED_RANGE)
-    supply = np.repeat(u[:, 1:2], server_air.size, axis=1)
-    return PlantV2Control(fans, supply, u[:, 2], np.where(u[:, 6] >= 0.5, 1.0, 0.0), u[:, 3], np.round(u[:, 4]),
-                          u[:, 5], u[:, 7])
 
 
 def _tile(state: PlantV2State, b: int) -> PlantV2State:
@@ -131,14 +117,14 @@ class Knowledge:
 
     :param plant: ``"true"``: the episode's true plant (its drawn bypass and recirculation); ``"nameplate"``: the
         nameplate (``env.task.plant``, what a controller's context carries); ``"identified"``: the nameplate with
-        each zone's airflow fitted online to the inlet readings (``dcops.evaluation.airflow_identification``).
+        each zone's airflow fitted online to the inlet readings (``dcops.agents.cooling.airflow_identification``).
         The plant planned on also matches the fans to the servers' airflow.
     :param state: the true zone, chilled-water, condenser-water and tank temperatures; off, the sensors' readings
         of them in the latest observation (return air for the zone, the water sensors; staging is the planner's
         own doing, so it stays known).
     :param conditions: the true IT load, weather, carbon and faults over the horizon; off, the present as the
-        latest observation reports it, held over the horizon (the measured zone load, the weather and carbon now,
-        the chillers available now). The tariff is published, so its prices stay known either way.
+        latest observation reports it, held over the horizon (the zone load metered, or estimated from the air
+        side where the hall has no meters; the weather and carbon now; the chillers available now). The tariff is published, so its prices stay known either way.
 
     With the plant identified and the other two off the planner uses only what a controller could have (the
     observation, the nameplate and the task's published airflow ranges): a model-predictive operator, not a
@@ -187,8 +173,6 @@ def _planning_view(env: CoolingEnvV1, settings: BoundSettings, knowledge: Knowle
     if not (knowledge.state and knowledge.conditions):
         if observation is None:
             raise ValueError("a planner without the true state or conditions needs the latest observation")
-        if not spec.load_telemetry:
-            raise ValueError("this task has no load telemetry: a planner without the true conditions needs it")
         seen = TelemetryV2.parse(observation, spec.plant.n_zones)
     plant = {"true": truth.plant, "nameplate": spec.plant}.get(knowledge.plant)
     if plant is None:
@@ -209,7 +193,7 @@ def _planning_view(env: CoolingEnvV1, settings: BoundSettings, knowledge: Knowle
                                     truth.chiller_available[j], truth.fan_units_alive[j]) for j in steps]
     else:
         assert seen is not None
-        it_kw = np.asarray(seen.load_fraction, dtype=np.float64) * plant.zone_design_it_kw
+        it_kw = it_load_kw(seen, controller_context_v2(env))  # metered, or the air side's estimate
         now = PlantBoundary(it_kw, seen.dry_bulb_c, seen.wet_bulb_c, truth.chiller_available[k],
                             truth.fan_units_alive[k])
         boundaries = [now for _ in steps]
@@ -223,7 +207,7 @@ def _planning_view(env: CoolingEnvV1, settings: BoundSettings, knowledge: Knowle
     if plant.tank.installed and math.isfinite(settings.stored_cooling_cop):
         cold_value = _stored_cold_value(env, truth, per_kwh, k, settings.stored_cooling_cop, reference,
                                         trips_known=knowledge.conditions)
-    server_air = it_kw / (CP_AIR_KJ_PER_KG_K * plant.server_delta_t_k)
+    server_air = server_airflow_kg_s(it_kw, plant)
     return _PlanningView(plant, state, server_air, boundaries, per_kwh, reference, cold_value)
 
 
@@ -239,7 +223,7 @@ def _search(env: CoolingEnvV1, view: _PlanningView, mean: np.ndarray, settings: 
             rng: np.random.Generator) -> np.ndarray:
     """The cross-entropy search of one step over ``view``."""
     spec, plant, k = env.task, view.plant, env.evaluator_truth().step
-    ranges = _ranges(plant)
+    ranges = parameter_ranges(plant)
     low, high = ranges[:, 0], ranges[:, 1]
     weights = np.asarray(spec.zone_weights, dtype=np.float64) / float(np.sum(spec.zone_weights))
     hours = spec.dt_s / 3600.0
@@ -249,14 +233,15 @@ def _search(env: CoolingEnvV1, view: _PlanningView, mean: np.ndarray, settings: 
         u = rng.normal(mean, std, size=(settings.samples, mean.size))
         u[0] = mean
         u = np.clip(u, low, high)
-        control = _controls(u, view.server_air_kg_s, plant)
+        control = parameter_controls(u, view.server_air_kg_s, plant)
         state = _tile(view.state, settings.samples)
         cost = np.zeros(settings.samples)
         for j, boundary in enumerate(view.boundaries, start=k):
             state, out = step_plant_v2(plant, state, control, boundary, spec.dt_s)
             decision_kw = out.cooling_kw + out.it_kw - out.it_nominal_kw
             cost += OBJECTIVE_WEIGHT * decision_kw * hours * view.per_kwh[j] / view.reference
-            cost += VIOLATION_WEIGHT * _violation(out.inlet_start_c, out.inlet_c, weights)
+            cost += VIOLATION_WEIGHT * _violation(out.inlet_start_c + settings.inlet_margin_k,
+                                                  out.inlet_c + settings.inlet_margin_k, weights)
         if view.cold_value:
             cost -= view.cold_value * plant.tank.capacity_kj_per_k * (float(view.state.tank_temp_c)
                                                                       - state.tank_temp_c)
@@ -296,11 +281,7 @@ def _planned_episode(env: CoolingEnvV1, seed: int, settings: BoundSettings, know
     while not done:
         view = _planning_view(env, settings, knowledge, observation, identifier)
         u = _search(env, view, mean, settings, rng)
-        control = _controls(u[None], view.server_air_kg_s, view.plant)
-        action = encode_setpoints(control.fan_speed[0], control.supply_setpoint_c[0], float(control.chw_setpoint_c[0]),
-                                  bool(control.economiser_on[0] > 0.5), float(control.tower_fan_speed[0]),
-                                  float(control.chillers_staged[0]), float(control.chw_pump_speed[0]),
-                                  float(control.tank_flow[0]))
+        action = parameter_setpoints(u, view.server_air_kg_s, view.plant)
         observation, _, done, _, info = env.step(action)
         if identifier is not None:
             reported = TelemetryV2.parse(observation, spec.plant.n_zones).inlet_c

@@ -121,7 +121,7 @@ def markdown(rows: list[dict[str, Any]], seeds: int) -> str:
         "evaluation family: 4 climates × January/July × no fault or a 2 h chiller trip, 24 h). The clairvoyant "
         "bound's planner (`dcops.evaluation.cooling_bound`) with its truths withdrawn: the nameplate plant; a "
         "plant whose zones' bypass and recirculation are fitted online to the inlet readings "
-        "(`dcops.evaluation.airflow_identification`); and the observation alone (that identified plant, the "
+        "(`dcops.agents.cooling.airflow_identification`); and the observation alone (that identified plant, the "
         "sensed state, the present held over the horizon). Savings are of the objective (cooling energy plus "
         "the server fan and leakage energy warm inlets add) against the family-tuned rule, per case, averaged "
         "over cases.\n\n"

@@ -54,7 +54,7 @@ from dcops.physics.v2.interface import (
     TelemetryV2,
     encode_setpoints,
 )
-from dcops.physics.v2.types import PlantV2Config
+from dcops.physics.v2.types import AirflowUncertainty, PlantV2Config
 
 COIL_DESIGN_APPROACH_K = 3.0
 """The coils' design approach (supply air over chilled water at design flows), from the nameplate."""
@@ -78,6 +78,12 @@ class ControllerContextV2:
     load_telemetry: bool = True
     tank_max_flow_kg_s: float = 0.0
     objective: str = "energy"
+    nameplate: PlantV2Config | None = None
+    """The whole nameplate plant (design documents: sizes, curves, the nameplate's own bypass and recirculation,
+    never the episode's drawn ones), for a controller that carries a model of its plant; None where unknown."""
+    airflow: AirflowUncertainty | None = None
+    """The task's published airflow survey: the ranges each zone's bypass and recirculation are drawn from (None:
+    the nameplate is the truth)."""
 
     @property
     def n_zones(self) -> int:
@@ -89,14 +95,14 @@ class ControllerContextV2:
 
     @classmethod
     def from_plant(cls, plant: PlantV2Config, zone_weights: Any, dt_s: float, load_telemetry: bool = True,
-                   objective: str = "energy") -> ControllerContextV2:
-        """The nameplate of ``plant`` (its per-zone bypass and recirculation are never read: they are not on any
-        nameplate) and what the operator is asked to minimise."""
+                   objective: str = "energy", airflow: AirflowUncertainty | None = None) -> ControllerContextV2:
+        """The nameplate of ``plant`` (pass the task's nameplate, never an episode's drawn plant), the airflow
+        survey and what the operator is asked to minimise."""
         tank = plant.tank.max_flow_kg_s if plant.tank.installed else 0.0
         return cls(np.asarray(plant.zone_design_it_kw, dtype=np.float64), np.asarray(zone_weights, dtype=np.float64),
                    np.asarray(plant.crah_max_airflow_kg_s, dtype=np.float64), plant.server_delta_t_k,
                    plant.n_chillers, plant.chiller.reference_capacity_kw, plant.chw_design_flow_kg_s, dt_s,
-                   load_telemetry, tank, objective)
+                   load_telemetry, tank, objective, plant, airflow)
 
 
 @dataclass
@@ -231,7 +237,7 @@ def controller_context_v2(env: Any) -> ControllerContextV2:
     """The nameplate facts of a v1 cooling env's plant (the task's nameplate plant, never the episode's truth)."""
     spec = env.unwrapped.task
     return ControllerContextV2.from_plant(spec.plant, spec.zone_weights, spec.dt_s, spec.load_telemetry,
-                                          spec.objective)
+                                          spec.objective, spec.airflow)
 
 
 def run_controller_v2(env: Any, controller: Any, seed: int) -> dict[str, Any]:

@@ -9,9 +9,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from dcops.agents.cooling.airflow_identification import GRID, AirflowIdentifier
 from dcops.agents.cooling.rule_v2 import RuleV2Controller, controller_context_v2, run_controller_v2
 from dcops.cooling_env_v1 import CoolingEnvV1, evaluation_case_spec
-from dcops.evaluation.airflow_identification import GRID, AirflowIdentifier
 from dcops.evaluation.cooling_bound import (
     KNOWLEDGE_LADDER,
     PLANNERS,

@@ -55,3 +55,23 @@ def test_the_markdown_has_the_pid_and_case_tuned_columns_and_summary(rows):
     assert f"| {pid['objective_ratio']:.3f} / {case_rule['objective_ratio']:.3f} |" in task_row
     assert "| PID (task-tuned" in text and "| rule (case-tuned: a ceiling, not deployable) |" in text
     assert "Against the case-tuned rule (a ceiling: it knows its case) PPO saves" in text
+
+
+def test_the_imitation_controller_takes_ppos_place_in_the_rows_and_the_markdown():
+    """``--controller imitation_v2``: the imitation controller plays first, its rows are its own (the same episode
+    as playing it by hand), and the markdown labels it, not PPO; the no-fault zone-time above 27 °C is the mean
+    of the no-fault episodes' own."""
+    from dcops.agents.cooling.imitation_v2 import ImitationControllerV2
+
+    case = ("phoenix", "january", "normal")
+    rows = report.run(seeds=1, workers=1, tasks=[], cases=[case], learned="imitation_v2")
+    assert {r["controller"] for r in rows} == {"imitation_v2", *report.CONTROLLERS[1:]}
+    env = CoolingEnvV1(evaluation_case_spec(*case), diagnostics=True)
+    assert by(rows, "phoenix/january/normal", "imitation_v2") == {
+        "target": "eval_family_v1", "case": "phoenix/january/normal", "seed": 0, "controller": "imitation_v2",
+        **report.play(env, ImitationControllerV2(), 0)}
+    rows = rows + [{**r, "target": TASK, "case": TASK} for r in rows]  # a task row, so both tables are made
+    text = report.markdown(rows, 1, "test weights", learned="imitation_v2")
+    assert "| imitation score |" in text and "PPO" not in text
+    pct = by(rows, "phoenix/january/normal", "imitation_v2")["zone_time_above_27_pct"]
+    assert f"; {pct:.2f} % of zone-time above 27 °C in the no-fault cases" in text
