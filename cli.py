@@ -32,6 +32,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "dcops.evaluation.detector_aware_margin",
     "dcops.training.cooling.commands",
     "dcops.training.cooling.imitation_v2",
+    "dcops.training.cooling.imitation_sb3",
     "dcops.training.scheduler.commands",
     "dcops.training.scheduler.search",
     "dcops.training.scheduler.ppo_commands",

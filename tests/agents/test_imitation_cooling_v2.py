@@ -94,3 +94,59 @@ def test_the_shipped_controller_beats_the_family_rule_on_an_evaluation_case():
     learned = run_controller_v2(env, ImitationControllerV2(), seed=0)
     assert learned["objective"] < 0.95 * rule["objective"] and learned["score"] > rule["score"]
     assert max(learned["minutes_above_32"]) == 0.0
+
+
+def test_sb3_loads_the_shipped_policy_and_plays_the_numpy_runtimes_actions():
+    """``PPO.load(...).predict`` on the task's wrapped observation gives the numpy network's parameters (float32
+    against float64), and the wrapped task hands the policy no diagnostics."""
+    from gymnasium.utils.env_checker import check_env
+
+    from dcops.boundary import DIAGNOSTIC_INFO_KEYS
+    from dcops.training.cooling.imitation_sb3 import load_sb3_imitation, task_env
+
+    check_env(task_env("cooling/single_zone_recovery_v1"), skip_render_check=True)
+    model, venv = load_sb3_imitation("cooling/multi_zone_sensor_drift_v1")
+    controller = ImitationControllerV2()
+    observation = venv.reset()
+    for _ in range(12):
+        sb3_action, _ = model.predict(observation, deterministic=True)
+        numpy_action = controller.policy.act(venv.get_original_obs()[0])
+        np.testing.assert_allclose(numpy_action, sb3_action[0], atol=2e-5)
+        observation, _, _, infos = venv.step(sb3_action)
+        assert not set(infos[0]) & DIAGNOSTIC_INFO_KEYS["cooling"]
+
+
+def test_the_wrapped_task_plays_the_controllers_episode():
+    """Stepping the wrapped task with the numpy network's actions is the controller's own episode (unshielded):
+    the same set-points reach the plant, so the same score (to the float32 rounding of the wrapped observation)."""
+    from dcops.training.cooling.imitation_sb3 import task_env
+
+    env = task_env("cooling/single_zone_recovery_v1")
+    observation, _ = env.reset(seed=4)
+    controller = ImitationControllerV2(shield_inlet_c=float("inf"))
+    done = False
+    while not done:
+        observation, _, done, _, _ = env.step(controller.policy.act(observation))
+    wrapped = env.inner.score()
+    inner = CoolingEnvV1(env.inner.task)
+    seed = env.inner.np_random_seed
+    assert run_controller_v2(inner, controller, seed)["score"] == pytest.approx(wrapped, abs=1e-6)
+
+
+def test_ppo_continues_from_the_shipped_imitation_policy():
+    """The exported zip is a working PPO: loaded on the wrapped task with a short rollout, ``learn`` collects it
+    and moves the policy's parameters."""
+    from stable_baselines3 import PPO
+
+    from dcops.training.cooling.imitation_sb3 import ZIP_NAME, load_sb3_imitation, shipped_folder
+    from dcops.training.sb3_logging import sb3_logger
+
+    _, venv = load_sb3_imitation("cooling/single_zone_recovery_v1")
+    model = PPO.load(shipped_folder() / ZIP_NAME, env=venv, device="cpu",
+                     custom_objects={"n_steps": 32, "batch_size": 32, "n_epochs": 1})
+    model.set_logger(sb3_logger(None, "imitation"))  # SB3's default logger would leave a folder in /tmp
+    before = [p.detach().clone() for p in model.policy.parameters()]
+    model.learn(32)
+    assert model.num_timesteps == 32
+    assert any(not np.array_equal(a.numpy(), p.detach().numpy()) for a, p in zip(before, model.policy.parameters(),
+                                                                                   strict=True))

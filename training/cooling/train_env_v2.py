@@ -207,14 +207,24 @@ class CoolingTrainEnvV2(gym.Env):
         setpoints = self.supervisor.setpoints(action, self._telemetry)
         below_18_before = self.inner.totals.minutes_below_18.copy()
         telemetry, task_reward, terminated, truncated, info = self.inner.step(setpoints)
-        minutes = self.inner.task.dt_s / 60.0
-        f27, f32 = info["violation_minutes_27"] / minutes, info["violation_minutes_32"] / minutes
-        f18 = (self.inner.totals.minutes_below_18 - below_18_before) / minutes
-        violation = float(self._weights @ (f27 + 4.0 * f32 + f18))
-        energy = (-task_reward - violation) / OBJECTIVE_WEIGHT
-        thermal = self.reward_weights.thermal(self._weights, info["inlet_c"], f27, f32, f18)
+        reward, energy, thermal = training_reward(self.inner, task_reward, info, below_18_before, self._weights,
+                                                  self.reward_weights)
         info["energy_cost"], info["thermal_cost"] = energy, thermal
         self._last_action = action
         self._telemetry = telemetry
-        reward = -(self.reward_weights.energy * energy + thermal)
         return self._observe(), reward, terminated, truncated, self._public(info)
+
+
+def training_reward(inner: CoolingEnvV1, task_reward: float, info: dict[str, Any],
+                    below_18_before: NDArray[np.float64], weights: NDArray[np.float64],
+                    reward_weights: RewardWeightsV2) -> tuple[float, float, float]:
+    """The training reward of one step of ``inner`` (made with ``diagnostics=True``; module doc) and its energy and
+    thermal terms: ``(reward, energy, thermal)``. ``below_18_before``: the zones' minutes below 18 °C before the
+    step."""
+    minutes = inner.task.dt_s / 60.0
+    f27, f32 = info["violation_minutes_27"] / minutes, info["violation_minutes_32"] / minutes
+    f18 = (inner.totals.minutes_below_18 - below_18_before) / minutes
+    violation = float(weights @ (f27 + 4.0 * f32 + f18))
+    energy = (-task_reward - violation) / OBJECTIVE_WEIGHT
+    thermal = reward_weights.thermal(weights, info["inlet_c"], f27, f32, f18)
+    return -(reward_weights.energy * energy + thermal), energy, thermal
