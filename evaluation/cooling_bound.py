@@ -41,13 +41,14 @@ from typing import Any
 import numpy as np
 
 from dcops.agents.cooling.airflow_identification import AirflowIdentifier
+from dcops.agents.cooling.imitation_v2 import ImitationFeatures, sensed_boundary, start_parameters
 from dcops.agents.cooling.plant_parameters_v2 import (
     parameter_controls,
     parameter_ranges,
     parameter_setpoints,
     server_airflow_kg_s,
 )
-from dcops.agents.cooling.rule_v2 import controller_context_v2, it_load_kw
+from dcops.agents.cooling.rule_v2 import controller_context_v2
 from dcops.cooling_env import fraction_above
 from dcops.cooling_env_v1 import OBJECTIVE_WEIGHT, CoolingEnvV1, EvaluatorTruth, reference_cooling_kw
 from dcops.physics.plant_types import PlantBoundary
@@ -55,7 +56,7 @@ from dcops.physics.v2.interface import (
     TelemetryV2,
 )
 from dcops.physics.v2.plant import step_plant_v2
-from dcops.physics.v2.types import AirflowUncertainty, PlantV2Config, PlantV2State
+from dcops.physics.v2.types import PlantV2Config, PlantV2State
 
 VIOLATION_WEIGHT = 20.0
 """The planner's violation penalty over the reward's (1 per weighted zone-step above 27 °C)."""
@@ -120,11 +121,14 @@ class Knowledge:
         each zone's airflow fitted online to the inlet readings (``dcops.agents.cooling.airflow_identification``).
         The plant planned on also matches the fans to the servers' airflow.
     :param state: the true zone, chilled-water, condenser-water and tank temperatures; off, the sensors' readings
-        of them in the latest observation (return air for the zone, the water sensors; staging is the planner's
-        own doing, so it stays known).
+        of them in the latest observation (return air for the zone, the water sensors; the chillers on and the
+        staging timers are the planner's own doing, so they stay known).
     :param conditions: the true IT load, weather, carbon and faults over the horizon; off, the present as the
-        latest observation reports it, held over the horizon (the zone load metered, or estimated from the air
-        side where the hall has no meters; the weather and carbon now; the chillers available now). The tariff is published, so its prices stay known either way.
+        latest observation reports it, held over the horizon (``imitation_v2.sensed_boundary``: the zone load
+        metered, or estimated from the air side where the hall has no meters; the weather and carbon now; the
+        chillers available as the reported fraction; every fan unit alive, since no telemetry reports fan
+        faults), and the yardstick of the present priced at the published tariff's mean. The tariff is
+        published, so its prices stay known either way.
 
     With the plant identified and the other two off the planner uses only what a controller could have (the
     observation, the nameplate and the task's published airflow ranges): a model-predictive operator, not a
@@ -147,12 +151,15 @@ KNOWLEDGE_LADDER = {
     "identified plant": Knowledge(plant="identified"),
     "operator MPC (observation only)": Knowledge(plant="identified", state=False, conditions=False),
 }
-"""The bound with its truths withdrawn (``dcops cooling-bound --knowledge``): the plant, then the state and the
+"""The bound with its truths withdrawn (``dcops cooling-bound-knowledge``): the plant, then the state and the
 future as well."""
+SINGLE_PLANNER_COP = 12.0
+"""A planner without the whole truth plays one planner (``PLANNERS[0]``), never the best-scoring of a portfolio
+(which only hindsight can pick), valuing stored cold at this plant COP where there is a tank."""
 
 
 @dataclass(frozen=True)
-class _PlanningView:
+class PlanningView:
     """What one planning step works from, under a :class:`Knowledge`."""
 
     plant: PlantV2Config
@@ -164,8 +171,8 @@ class _PlanningView:
     cold_value: float
 
 
-def _planning_view(env: CoolingEnvV1, settings: BoundSettings, knowledge: Knowledge,
-                   observation: np.ndarray | None, identifier: AirflowIdentifier | None = None) -> _PlanningView:
+def planning_view(env: CoolingEnvV1, settings: BoundSettings, knowledge: Knowledge,
+                   observation: np.ndarray | None, identifier: AirflowIdentifier | None = None) -> PlanningView:
     spec, truth = env.task, env.evaluator_truth()
     k = truth.step
     steps = range(k, min(k + settings.horizon, spec.n_steps))
@@ -193,22 +200,22 @@ def _planning_view(env: CoolingEnvV1, settings: BoundSettings, knowledge: Knowle
                                     truth.chiller_available[j], truth.fan_units_alive[j]) for j in steps]
     else:
         assert seen is not None
-        it_kw = it_load_kw(seen, controller_context_v2(env))  # metered, or the air side's estimate
-        now = PlantBoundary(it_kw, seen.dry_bulb_c, seen.wet_bulb_c, truth.chiller_available[k],
-                            truth.fan_units_alive[k])
+        now = sensed_boundary(seen, controller_context_v2(env))  # the load metered or estimated, faults reported
+        it_kw = now.it_kw
         boundaries = [now for _ in steps]
         carbon = np.full_like(carbon, seen.carbon_kg_per_kwh)
     per_kwh = {"energy": np.ones_like(truth.price), "cost": truth.price, "carbon": carbon}[spec.objective]
     reference = env.mean_reference
-    if not knowledge.conditions:  # the episode's mean yardstick needs its future: the present's instead
-        assert seen is not None
-        reference = float(reference_cooling_kw(it_kw.sum(), seen.wet_bulb_c)) * spec.dt_s / 3600.0 * per_kwh[k]
+    if not knowledge.conditions:  # the episode's mean yardstick needs its future: the present's instead, priced
+        assert seen is not None  # at the mean of the published tariff (or the carbon now)
+        reference = max(float(reference_cooling_kw(it_kw.sum(), seen.wet_bulb_c)) * spec.dt_s / 3600.0
+                        * float(np.mean(per_kwh)), 1e-12)
     cold_value = 0.0
     if plant.tank.installed and math.isfinite(settings.stored_cooling_cop):
         cold_value = _stored_cold_value(env, truth, per_kwh, k, settings.stored_cooling_cop, reference,
                                         trips_known=knowledge.conditions)
     server_air = server_airflow_kg_s(it_kw, plant)
-    return _PlanningView(plant, state, server_air, boundaries, per_kwh, reference, cold_value)
+    return PlanningView(plant, state, server_air, boundaries, per_kwh, reference, cold_value)
 
 
 def plan_step(env: CoolingEnvV1, mean: np.ndarray, settings: BoundSettings, rng: np.random.Generator,
@@ -216,10 +223,10 @@ def plan_step(env: CoolingEnvV1, mean: np.ndarray, settings: BoundSettings, rng:
     """The best candidate parameters for the env's current step (the CEM of the module docstring), planned on
     what ``knowledge`` gives (``observation``: the latest one, needed where the state or conditions are not
     known)."""
-    return _search(env, _planning_view(env, settings, knowledge, observation), mean, settings, rng)
+    return cem_search(env, planning_view(env, settings, knowledge, observation), mean, settings, rng)
 
 
-def _search(env: CoolingEnvV1, view: _PlanningView, mean: np.ndarray, settings: BoundSettings,
+def cem_search(env: CoolingEnvV1, view: PlanningView, mean: np.ndarray, settings: BoundSettings,
             rng: np.random.Generator) -> np.ndarray:
     """The cross-entropy search of one step over ``view``."""
     spec, plant, k = env.task, view.plant, env.evaluator_truth().step
@@ -258,8 +265,13 @@ def clairvoyant_episode(env: CoolingEnvV1, seed: int, settings: BoundSettings | 
     """The bound's episode: the clairvoyant planner with each of :data:`PLANNERS` (or ``settings`` alone), and with
     each of :data:`STORED_COOLING_COPS` where the plant has a tank, the best-scoring episode kept (a maximum over
     achievable episodes is itself achievable); return the env's final score and summary. With less
-    ``knowledge`` the same portfolio plans on what it gives (:class:`Knowledge`): the best-scoring of its episodes
-    is then an ablation of the bound, not a bound."""
+    ``knowledge`` one planner (``settings``, or ``PLANNERS[0]``; :data:`SINGLE_PLANNER_COP`) plans on what it
+    gives (:class:`Knowledge`): an ablation of the bound, not a bound."""
+    if knowledge != CLAIRVOYANT:  # hindsight may pick among clairvoyant episodes only
+        single = settings if settings is not None else PLANNERS[0]
+        if env.task.plant.tank.installed and not math.isfinite(single.stored_cooling_cop):
+            single = replace(single, stored_cooling_cop=SINGLE_PLANNER_COP)
+        return _planned_episode(env, seed, single, knowledge)
     portfolio = [settings] if settings is not None else list(PLANNERS)
     if env.task.plant.tank.installed:
         portfolio = [replace(s, stored_cooling_cop=cop) for s in portfolio for cop in STORED_COOLING_COPS]
@@ -267,24 +279,27 @@ def clairvoyant_episode(env: CoolingEnvV1, seed: int, settings: BoundSettings | 
 
 
 def _planned_episode(env: CoolingEnvV1, seed: int, settings: BoundSettings, knowledge: Knowledge) -> dict[str, Any]:
-    """Play one episode with the planner on ``knowledge``; return the env's final score and summary."""
+    """Play one episode with the planner on ``knowledge``; return the env's final score and summary. On an
+    identified plant the airflow is fitted exactly as the imitation controller fits it
+    (:class:`~dcops.agents.cooling.imitation_v2.ImitationFeatures`: sensed state and boundary, the control
+    played)."""
     observation, _ = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
-    spec = env.task
-    identifier = None
+    estimator = None
     if knowledge.plant == "identified":
-        ranges = spec.airflow or AirflowUncertainty((0.0, 0.0), (float(spec.plant.zone_min_recirculation.min()),) * 2)
-        identifier = AirflowIdentifier(spec.plant, ranges.bypass_range, ranges.recirculation_range)
-    mean = np.array([1.05, 22.0, 16.0, 0.6, float(env.task.plant.n_chillers), 0.6, 1.0, 0.0])
+        estimator = ImitationFeatures()
+        estimator.reset(controller_context_v2(env))
+    mean = start_parameters(env.task.plant)
     info: dict[str, Any] = {}
     done = False
     while not done:
-        view = _planning_view(env, settings, knowledge, observation, identifier)
-        u = _search(env, view, mean, settings, rng)
+        telemetry = estimator.observe(observation)[0] if estimator is not None else None
+        view = planning_view(env, settings, knowledge, observation,
+                             estimator.identifier if estimator is not None else None)
+        u = cem_search(env, view, mean, settings, rng)
         action = parameter_setpoints(u, view.server_air_kg_s, view.plant)
+        if estimator is not None and telemetry is not None:
+            estimator.record(action, telemetry)
         observation, _, done, _, info = env.step(action)
-        if identifier is not None:
-            reported = TelemetryV2.parse(observation, spec.plant.n_zones).inlet_c
-            identifier.update(view.state, env.decode_action(action), view.boundaries[0], spec.dt_s, reported)
         mean = u
     return {"score": float(info["score"]), **info["summary"]}

@@ -47,7 +47,7 @@ from dcops.agents.cooling.ppo_v2 import FEATURE_NAMES_V2, SHIELD_INLET_C, Featur
 from dcops.agents.cooling.rule_v2 import ControllerContextV2, RuleV2Controller, it_load_kw
 from dcops.physics.plant_types import PlantBoundary
 from dcops.physics.v2.interface import TelemetryV2, decode_setpoints
-from dcops.physics.v2.types import AirflowUncertainty, PlantV2Config, PlantV2State
+from dcops.physics.v2.types import PlantV2Config, PlantV2State
 
 AIRFLOW_FEATURES = ("bypass_mean", "bypass_max", "bypass_min", "recirculation_mean", "recirculation_max",
                     "fan_need_max", "fan_need_mean")
@@ -61,6 +61,7 @@ START_PARAMETERS = (1.05, 22.0, 16.0, 0.6, None, 0.6, 1.0, 0.0)
 
 
 def start_parameters(plant: PlantV2Config) -> NDArray[np.float64]:
+    """:data:`START_PARAMETERS` on ``plant`` (physical units)."""
     return np.array([plant.n_chillers if v is None else v for v in START_PARAMETERS], dtype=np.float64)
 
 
@@ -90,7 +91,7 @@ def sensed_boundary(t: TelemetryV2, context: ControllerContextV2) -> PlantBounda
     """The boundary as the telemetry reports it: the zones' load (metered or the air side's estimate), the
     weather, the chillers available (reported as a fraction), every fan unit alive (no telemetry says otherwise)."""
     n = context.n_chillers
-    available = (np.arange(n) < round(t.chillers_available * n)).astype(np.float64)
+    available = np.clip(t.chillers_available * n - np.arange(n), 0.0, 1.0)  # a ramping chiller stays partial
     return PlantBoundary(it_load_kw(t, context), np.float64(t.dry_bulb_c), np.float64(t.wet_bulb_c), available,
                          np.ones(context.n_zones))
 
@@ -101,14 +102,18 @@ class ImitationFeatures:
     training loop, so what the network is trained on is what it is run on."""
 
     features: FeatureBuilderV2 = field(default_factory=FeatureBuilderV2)
+    context: ControllerContextV2 = field(init=False)
+    plant: PlantV2Config = field(init=False)
+    """The nameplate plant (the model the airflow fit adjusts)."""
+    identifier: AirflowIdentifier = field(init=False)
+    previous: NDArray[np.float64] = field(init=False)
+    """The last parameters chosen (physical units): a feature of the next step."""
 
     def reset(self, context: ControllerContextV2) -> None:
         if context.nameplate is None:
             raise ValueError("the imitation controller needs ControllerContextV2.nameplate (its plant model)")
         self.context, self.plant = context, context.nameplate
-        airflow = context.airflow or AirflowUncertainty(
-            (0.0, 0.0), (float(self.plant.zone_min_recirculation.min()),) * 2)
-        self.identifier = AirflowIdentifier(self.plant, airflow.bypass_range, airflow.recirculation_range)
+        self.identifier = AirflowIdentifier.from_survey(self.plant, context.airflow)
         self.features.reset(context)
         self.previous = start_parameters(self.plant)
         self._last: tuple[PlantV2State, Any, PlantBoundary] | None = None
@@ -186,6 +191,9 @@ class ImitationControllerV2:
         self.shield.reset(context)
 
     def act(self, telemetry: NDArray[np.float32]) -> NDArray[np.float32]:
+        """The step's set-points. On a shield step the rule's set-points are played and recorded for the airflow
+        fit, and the network's unplayed parameters still become its next "previous parameters" feature (as the
+        PPO controller's last action does)."""
         assert self.policy is not None
         t, features = self.estimator.observe(telemetry)
         fallback = self.shield.act(telemetry)  # every step, so the rule's own state stays current

@@ -54,9 +54,9 @@ def test_the_context_carries_the_nameplate_and_the_survey_never_the_drawn_airflo
     assert not np.array_equal(context.nameplate.zone_bypass_fraction, truth.zone_bypass_fraction)
 
 
-def test_features_have_the_documented_width_and_the_identifier_moves_off_the_middle():
-    """The features are N_FEATURES_IMITATION finite numbers; after a few hours of readings the fitted airflow is
-    no longer the ranges' middle (the identifier has learnt from the controller's own steps)."""
+def test_features_have_the_documented_width_and_the_identifier_learns_from_the_controllers_steps():
+    """The features are N_FEATURES_IMITATION finite numbers; after four hours of readings the fitted bypass is
+    nearer the drawn one than the ranges' middle, where the fit starts."""
     env = CoolingEnvV1(evaluation_case_spec("phoenix", "july", "normal"))
     observation, _ = env.reset(seed=1)
     estimator = ImitationFeatures()
@@ -64,13 +64,15 @@ def test_features_have_the_documented_width_and_the_identifier_moves_off_the_mid
     rule = RuleV2Controller.tuned("eval_family_v1")
     rule.reset(controller_context_v2(env))
     middle = estimator.identifier.plant().zone_bypass_fraction.copy()
+    truth = env.evaluator_truth().plant.zone_bypass_fraction
     for _ in range(48):
         t, features = estimator.observe(observation)
         assert features.shape == (N_FEATURES_IMITATION,) and np.all(np.isfinite(features))
         action = rule.act(observation)
         estimator.record(action, t)
         observation, *_ = env.step(action)
-    assert not np.array_equal(estimator.identifier.plant().zone_bypass_fraction, middle)
+    fitted = estimator.identifier.plant().zone_bypass_fraction
+    assert np.mean(np.abs(fitted - truth)) < np.mean(np.abs(middle - truth))
 
 
 def test_the_teacher_labels_every_step_and_a_fit_learns_them():

@@ -149,9 +149,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from dcops.agents.cooling.imitation_v2 import N_FEATURES_IMITATION as n_in
-
-    policy = NumpyPolicy.from_npz(args.weights, n_in, N_PARAMETERS) if args.weights else shipped_policy_imitation()
+    policy = (NumpyPolicy.from_npz(args.weights, N_FEATURES_IMITATION, N_PARAMETERS) if args.weights
+              else shipped_policy_imitation())
     for path in export_sb3(policy, Path(args.out) if args.out else shipped_folder()):
         print(path)
     return 0

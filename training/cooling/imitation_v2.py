@@ -47,8 +47,9 @@ from dcops.agents.cooling.imitation_v2 import (
     start_parameters,
 )
 from dcops.agents.cooling.ppo import NumpyPolicy
+from dcops.agents.cooling.ppo_v2 import SHIELD_INLET_C
 from dcops.command import Command
-from dcops.evaluation.cooling_bound import KNOWLEDGE_LADDER, PLANNERS, _planning_view, _search
+from dcops.evaluation.cooling_bound import KNOWLEDGE_LADDER, PLANNERS, cem_search, planning_view
 
 TEACHER = replace(PLANNERS[0], inlet_margin_k=0.5)
 TANK_COP = 12.0
@@ -83,8 +84,8 @@ def teacher_episode(job: tuple[int, NumpyPolicy | None, float]) -> tuple[np.ndar
     done = False
     while not done:
         t, f = estimator.observe(observation)
-        view = _planning_view(env, settings, OPERATOR, observation, estimator.identifier)
-        teacher = _search(env, view, mean, settings, rng)
+        view = planning_view(env, settings, OPERATOR, observation, estimator.identifier)
+        teacher = cem_search(env, view, mean, settings, rng)
         features.append(f)
         labels.append(normalise_parameters(teacher, plant))
         u = teacher if policy is None or rng.random() < beta else physical_parameters(policy.act(f), plant)
@@ -179,7 +180,7 @@ def train(episodes: int, rounds: int, epochs: int, workers: int, out: Path, seed
                          "episodes_per_round": episodes, "rounds": rounds, "epochs": epochs, "hidden": HIDDEN,
                          "beta": "0.5**round", "training_seed0": TRAINING_SEED0, "seed": seed,
                          "validation_seeds": VALIDATION_SEEDS},
-              "kept_round": best[2], "rounds": history, "wall_minutes": (time.time() - started) / 60.0,
+              "shield_inlet_c": SHIELD_INLET_C, "kept_round": best[2], "rounds": history, "wall_minutes": (time.time() - started) / 60.0,
               "workers": workers}
     out.with_suffix(".json").write_text(json.dumps(record, indent=2) + "\n")
     return record
