@@ -173,6 +173,9 @@ class PlanningView:
 
 def planning_view(env: CoolingEnvV1, settings: BoundSettings, knowledge: Knowledge,
                    observation: np.ndarray | None, identifier: AirflowIdentifier | None = None) -> PlanningView:
+    """What the planner works from at the env's current step under ``knowledge`` (:class:`Knowledge`):
+    ``observation`` is the latest one (needed where the state or the conditions are withdrawn), ``identifier``
+    the airflow fit (needed on the identified plant)."""
     spec, truth = env.task, env.evaluator_truth()
     k = truth.step
     steps = range(k, min(k + settings.horizon, spec.n_steps))
