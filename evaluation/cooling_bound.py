@@ -41,7 +41,12 @@ from typing import Any
 import numpy as np
 
 from dcops.agents.cooling.airflow_identification import AirflowIdentifier
-from dcops.agents.cooling.imitation_v2 import ImitationFeatures, sensed_boundary, start_parameters
+from dcops.agents.cooling.imitation_v2 import (
+    ImitationFeatures,
+    sensed_boundary,
+    sensed_state,
+    start_parameters,
+)
 from dcops.agents.cooling.plant_parameters_v2 import (
     parameter_controls,
     parameter_ranges,
@@ -190,12 +195,10 @@ def planning_view(env: CoolingEnvV1, settings: BoundSettings, knowledge: Knowled
             raise ValueError("a planner on the identified plant needs its AirflowIdentifier")
         plant = identifier.plant()
     state = truth.state
-    if not knowledge.state:
+    if not knowledge.state:  # the controller's sensed state, with the staging its own commands set
         assert seen is not None
-        tank_c = seen.tank_temp_c if plant.tank.installed else float(state.tank_temp_c)
-        state = replace(state, zone_temp_c=np.asarray(seen.return_c, dtype=np.float64),
-                        chw_supply_c=np.float64(seen.chw_supply_c), cw_supply_c=np.float64(seen.cw_supply_c),
-                        tank_temp_c=np.float64(tank_c))
+        state = replace(sensed_state(seen, spec.plant.n_chillers), chillers_on=state.chillers_on,
+                        stage_timer_s=state.stage_timer_s, last_stage_direction=state.last_stage_direction)
     carbon = truth.carbon_g_per_kwh / 1000.0
     if knowledge.conditions:
         it_kw = truth.it_kw[k]

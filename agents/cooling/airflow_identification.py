@@ -9,9 +9,9 @@ to what the sensors show, which is what this does, from nothing but public quant
 
 - the hypotheses are a grid over the task's published uncertainty ranges (``spec.airflow``: the hall's survey,
   part of the task's configuration), :data:`GRID` points per axis, every zone given the same hypothesis;
-- after each step, the plant is stepped once per hypothesis from the state the planner used, with the control
-  it applied and the boundary it assumed, and each zone's predicted inlet is compared with the inlet the next
-  observation reports;
+- after each step, the plant is stepped once per hypothesis from the state as the sensors reported it, with the
+  control played and the boundary the telemetry reported (``imitation_v2.ImitationFeatures.record``), and each
+  zone's predicted inlet is compared with the inlet the next observation reports;
 - each zone keeps the hypothesis with the least summed squared error so far (the airflow does not change within
   an episode, so nothing is forgotten); before any reading it takes the middle of the ranges.
 

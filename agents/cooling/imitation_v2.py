@@ -2,8 +2,8 @@
 network choosing the plant's eight parameters, the fans matched zone by zone.
 
 Why this shape, measured (``dcops cooling-bound-knowledge``): the clairvoyant bound's planner, given only what a
-controller sees, still saves 14 % per case against the family-tuned rule on the evaluation family, while the PPO
-supervisor of the rule saves none; and the one hidden truth that matters is each zone's airflow (bypass and
+controller sees, still saves 12.7 % per case against the family-tuned rule on the evaluation family, while the
+PPO supervisor of the rule saves none; and the one hidden truth that matters is each zone's airflow (bypass and
 recirculation), which the planner recovers by fitting its plant to the inlet readings. A memoryless policy on
 the current telemetry cannot know its zones' bypass; a planner is too slow for every step of training and for
 the cluster. So the controller keeps the planner's estimator and its parametrisation and learns the planner's
@@ -134,6 +134,7 @@ class ImitationFeatures:
         return t, np.concatenate([base[:n_base], airflow, base[n_base:]])
 
     def fan_need(self, t: TelemetryV2, plant: PlantV2Config) -> NDArray[np.float64]:
+        """Each zone's fan speed at margin 1 on ``plant``: its measured servers' air over what reaches them."""
         return server_airflow_kg_s(it_load_kw(t, self.context), plant) / (
             1.0 - plant.zone_bypass_fraction) / self.context.crah_max_airflow_kg_s
 
