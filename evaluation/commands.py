@@ -68,8 +68,14 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
         help="base model of the llm: schedulers: gemma (default), a local model folder or a Hugging Face id "
         "already in the local cache (nothing is downloaded); grpo, sft and sft_grpo then need @<adapter dir>",
     )
-    parser.add_argument("--mixes", default=None, help="comma-separated team mixes (default: all)")
-    parser.add_argument("--conditions", default=None, help="comma-separated conditions (default: all)")
+    parser.add_argument("--mixes", default=None, help="comma-separated team mixes (default: all, or none with "
+                        "--families)")
+    parser.add_argument("--conditions", default=None, help="comma-separated conditions (default: all, or none "
+                        "with --families)")
+    parser.add_argument("--families", default=None, help="comma-separated scenario families (dcops.cluster."
+                        "scenarios) to play with their own teams, each a condition 'family:<name>', or 'all' "
+                        "(default: none); the schedulers 'searched' and 'truth_planner' (evaluator-only) may "
+                        "be named with --schedulers")
     parser.add_argument(
         "--seeds", type=int, default=None, help="number of seeds, 0..N-1 (default 20; 3 with --quick)"
     )
@@ -119,7 +125,7 @@ def _run_matrix(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from dcops.evaluation.executor import run_matrix
-    from dcops.evaluation.matrix import BOUND, CONDITIONS, MIXES, build_matrix
+    from dcops.evaluation.matrix import BOUND, CONDITIONS, MIXES, TRUTH, build_matrix, family_condition
     from dcops.evaluation.policies import (
         ADAPTER_MODES,
         baseline_names,
@@ -152,15 +158,22 @@ def _run_matrix(args: argparse.Namespace) -> int:
                 raise ValueError(
                     f"scheduler {name!r}: dcops.agents.llm.scheduler.make_llm_scheduler is not importable"
                 )
-            if name != BOUND and not name.startswith(("http://", "https://", "llm:")):
+            if name not in (BOUND, TRUTH) and not name.startswith(("http://", "https://", "llm:")):
                 make_policy(name)  # fail here, not in a worker, on a bad module:callable
     except (ValueError, RuntimeError) as error:
         raise SystemExit(f"--schedulers/--policy: {error}") from None
     n_seeds = args.seeds if args.seeds is not None else (QUICK["seeds"] if args.quick else 20)
     if n_seeds < 1:
         raise SystemExit("--seeds: must be >= 1")
-    mixes = _csv(args.mixes) if args.mixes else list(MIXES)
-    conditions = _csv(args.conditions) if args.conditions else list(CONDITIONS)
+    from dcops.cluster.scenarios import SCENARIOS
+
+    families = (list(SCENARIOS) if args.families == "all" else _csv(args.families)) if args.families else []
+    for family in families:
+        if family not in SCENARIOS:
+            raise SystemExit(f"--families: unknown {family!r}; known: {', '.join(SCENARIOS)} or 'all'")
+    family_names = [family_condition(f) for f in families]  # each family: a mix and a condition of its own
+    mixes = _csv(args.mixes) if args.mixes else ([] if families else list(MIXES))
+    conditions = _csv(args.conditions) if args.conditions else ([] if families else list(CONDITIONS))
     seeds = list(range(n_seeds))
     from dcops.cluster.config import GAME_VERSIONS
 
@@ -172,11 +185,13 @@ def _run_matrix(args: argparse.Namespace) -> int:
     if seed_key:
         _record_seed_key(out / "run.json", seed_key)
     try:
-        digests = {name: policy_digest(name) for name in schedulers if name != BOUND}
+        digests: dict[Any, str] = {name: policy_digest(name) for name in schedulers if name != BOUND}
+        digests.update({(name, family): policy_digest(name, family) for name in schedulers
+                        for family in families if name == "searched" or name.partition("@")[0] == "ppo"})
         cells = build_matrix(schedulers, mixes, conditions, seeds, args.n_windows, args.game_version, seed_key,
-                             digests)
+                             digests, families)
     except ValueError as error:
-        raise SystemExit(f"--mixes/--conditions/--schedulers: {error}") from None
+        raise SystemExit(f"--mixes/--conditions/--families/--schedulers: {error}") from None
     executor = "ray" if args.ray else ("serial" if args.serial else "local")
     store = CellStore(out / "cells.jsonl")
     print(f"dcops eval: {len(cells)} cells -> {out} ({executor}, {args.workers} workers)", file=sys.stderr)
@@ -199,13 +214,15 @@ def _run_matrix(args: argparse.Namespace) -> int:
         else "dcops eval " + " ".join(_argv(args)),
         "versions": versions(),
         "schedulers": schedulers,
-        "mixes": mixes,
-        "conditions": conditions,
+        "mixes": mixes + family_names,
+        "conditions": conditions + family_names,
+        **({"families": families} if families else {}),
         "seeds": seeds,
         "n_windows": args.n_windows,
         "game_version": args.game_version,
         "seed_key": seed_key,
-        "policy_digests": {name: digest for name, digest in digests.items() if digest},
+        "policy_digests": {(name if isinstance(name, str) else f"{name[0]} ({name[1]})"): digest
+                           for name, digest in digests.items() if digest},
         "llm_model": _llm_model() if any(s.startswith("llm:") for s in schedulers) else None,
         "executor": executor,
         "workers": args.workers,
@@ -279,6 +296,7 @@ def _argv(args: argparse.Namespace) -> list[str]:
         ("--schedulers", args.schedulers),
         ("--mixes", args.mixes),
         ("--conditions", args.conditions),
+        ("--families", args.families),
         ("--seeds", args.seeds),
         ("--llm-model", args.llm_model),
     ):

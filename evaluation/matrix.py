@@ -39,6 +39,18 @@ otherwise; no random faults, so that conditions differ only where named):
                     (``workload="azure_llm_2023"``, ``dcops.cluster.workload``)
 ==================  ===========================================================================================
 
+**Scenario families** (``dcops eval --families``): each family of :mod:`dcops.cluster.scenarios` (``classic``,
+``oversubscribed``, ``chiller_fault``, ``adversarial``) is a condition of its own, ``family:<name>``, played with
+its own teams (the mix of its cells has the same name: a family fixes who submits as well as the plant, so it
+crosses with no other mix or condition). Its episodes are the family's configuration on the run's seeds, not the
+skill ladder's: with a seed key (game version 1) they are fresh episodes no ladder, search or training has seen.
+The bound has one cell per (family, seed), as per (condition, seed). Three scheduler names depend on the
+family they play: ``ppo`` plays the weights trained for it where they ship
+(``dcops.agents.schedulers.learned.family_policy``), ``searched`` the parameters searched on it
+(``dcops.agents.schedulers.parametric.searched_scheduler``; ``classic``'s in a condition that is not a family)
+and ``truth_planner``, the evaluator-only planner of the skill ladder (``dcops.evaluation.truth_planner``),
+plans each episode it plays from the episode's truth (its honest twins too, so its gaming payoff is measured).
+
 **Seeds**: 0–19 by default (:data:`DEFAULT_SEEDS`); the same seeds for every scheduler, so comparisons pair.
 """
 
@@ -86,6 +98,10 @@ CONDITIONS: dict[str, Any] = {
 
 BOUND = "hindsight_bound"
 """The scheduler name of the hindsight-bound row."""
+TRUTH = "truth_planner"
+"""The scheduler name of the evaluator-only truth-knowing planner's row (module docstring)."""
+FAMILY_PREFIX = "family:"
+"""A scenario family's condition (and mix) name is this prefix and the family's name (module docstring)."""
 ALL_MIXES = "all"
 """The mix of a bound cell (the bound of a (condition, seed) serves every mix: module docstring)."""
 
@@ -136,16 +152,48 @@ class Cell:
         return row
 
 
+def family_of(condition: str) -> str | None:
+    """The scenario family a condition (or mix) name stands for, or None for the conditions and mixes above."""
+    return condition[len(FAMILY_PREFIX):] if condition.startswith(FAMILY_PREFIX) else None
+
+
+def family_condition(family: str) -> str:
+    """The condition (and mix) name of scenario ``family``; an unknown family raises ``ValueError`` naming the
+    known ones."""
+    from dcops.cluster.scenarios import scenario
+
+    return FAMILY_PREFIX + scenario(family).name
+
+
+def mix_kinds(mix: str) -> tuple[str, ...]:
+    """The team kinds of a mix: :data:`MIXES`'s, or a family's own teams (``family:<name>``)."""
+    family = family_of(mix)
+    if family is None:
+        return MIXES[mix]
+    from dcops.cluster.config import ClusterConfig
+    from dcops.cluster.scenarios import scenario
+
+    return tuple(scenario(family).overrides.get("team_kinds", ClusterConfig().team_kinds))
+
+
 def env_config(mix: str, condition: str, n_windows: int = 8) -> dict[str, Any]:
-    """``dcops.parallel_env`` keyword arguments of a (mix, condition) (module docstring)."""
+    """``dcops.parallel_env`` keyword arguments of a (mix, condition) (module docstring): a family's are its
+    scenario name and the number of windows (its teams come with it)."""
+    if n_windows < 1:
+        raise ValueError(f"n_windows: must be >= 1, got {n_windows}")
+    family = family_of(condition)
+    if family is not None:
+        family_condition(family)
+        if mix not in (ALL_MIXES, condition):
+            raise ValueError(f"mix: a family condition plays its own teams; {condition!r} takes mix {condition!r}, "
+                             f"not {mix!r}")
+        return {"scenario": family, "n_windows": n_windows}
     if mix == ALL_MIXES:
         mix = next(iter(MIXES))
     if mix not in MIXES:
         raise ValueError(f"mix: unknown {mix!r}; known: {sorted(MIXES)}")
     if condition not in CONDITIONS:
         raise ValueError(f"condition: unknown {condition!r}; known: {sorted(CONDITIONS)}")
-    if n_windows < 1:
-        raise ValueError(f"n_windows: must be >= 1, got {n_windows}")
     return {**CONDITIONS[condition](), "n_windows": n_windows}
 
 
@@ -157,29 +205,36 @@ def build_matrix(
     n_windows: int = 8,
     game_version: int = 0,
     seed_key: str = "",
-    digests: Mapping[str, str] | None = None,
+    digests: Mapping[Any, str] | None = None,
+    families: Sequence[str] = (),
 ) -> list[Cell]:
-    """Every cell; the bound row once per (condition, seed) when ``hindsight_bound`` is among the
-    schedulers. ``digests``: scheduler name -> its weights' digest (:attr:`Cell.policy_digest`)."""
+    """Every cell: each mix under each condition, and each of ``families`` with its own teams (module
+    docstring); the bound row once per (condition or family, seed) when ``hindsight_bound`` is among the
+    schedulers. ``digests``: scheduler name, or (scheduler name, family) for a family's cells, -> its weights'
+    digest (:attr:`Cell.policy_digest`)."""
     digests = digests or {}
     for field, values, known in (("mix", mixes, MIXES), ("condition", conditions, CONDITIONS)):
         unknown = [v for v in values if v not in known]
         if unknown:
             raise ValueError(f"{field}: unknown {unknown}; known: {sorted(known)}")
-    if not schedulers or not mixes or not conditions or not seeds:
-        raise ValueError("the matrix needs at least one scheduler, mix, condition and seed")
+    family_conditions = [family_condition(f) for f in families]
+    if not schedulers or not seeds or not ((mixes and conditions) or families):
+        raise ValueError("the matrix needs at least one scheduler, seed, and a mix and condition or a family")
     if len(set(schedulers)) != len(schedulers):
         raise ValueError(f"schedulers: duplicate names in {list(schedulers)}")
+    if len(set(families)) != len(families):
+        raise ValueError(f"families: duplicate names in {list(families)}")
+    played = [(m, c) for m in mixes for c in conditions] + [(c, c) for c in family_conditions]
     cells = [
         Cell(BOUND, ALL_MIXES, c, int(seed), n_windows, game_version, seed_key)
-        for c in conditions
+        for c in [*(conditions if mixes else ()), *family_conditions]
         for seed in seeds
         if BOUND in schedulers
     ]
     return cells + [
-        Cell(s, m, c, int(seed), n_windows, game_version, seed_key, digests.get(s, ""))
-        for m in mixes
-        for c in conditions
+        Cell(s, m, c, int(seed), n_windows, game_version, seed_key,
+             digests.get((s, family_of(c)), digests.get(s, "")))
+        for m, c in played
         for seed in seeds
         for s in schedulers
         if s != BOUND

@@ -11,6 +11,10 @@ A scheduler is named by one of:
   (``dcops train-scheduler-ppo`` writes ``ppo_scheduler.npz`` and the cloned-only ``bc_scheduler.npz``). Opt-in:
   not among the default rows;
 - ``hindsight_bound``: the MILP upper bound row (``dcops.cluster.hindsight``; not a policy, see ``runner``);
+- ``searched``: the parametric public-information scheduler with the parameters ``dcops search-scheduler``
+  found for the cell's scenario family (``classic``'s outside the families; ``dcops.evaluation.matrix``);
+- ``truth_planner``: the evaluator-only truth-knowing planner (``dcops.evaluation.truth_planner``), played by
+  the runner with the episode in hand (``runner._policy``), never a policy a user can build here;
 - ``llm:<mode>`` with mode ``constrained``, ``fewshot``, ``grpo``, ``sft`` or ``sft_grpo`` (the shipped
   adapters), or ``llm:grpo@<adapter dir>`` / ``llm:sft@<adapter dir>`` / ``llm:sft_grpo@<adapter dir>``: the
   language-model
@@ -37,7 +41,10 @@ import urllib.request
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from dcops.evaluation.matrix import BOUND
+from dcops.evaluation.matrix import BOUND, TRUTH
+
+SEARCHED = "searched"
+"""The parametric scheduler searched on the cell's family (module docstring)."""
 
 LLM_MODES = ("constrained", "fewshot", "grpo", "sft", "sft_grpo")
 ADAPTER_MODES = ("grpo", "sft", "sft_grpo")
@@ -64,7 +71,7 @@ def learned_names() -> list[str]:
 
 def validate_scheduler(name: str) -> str:
     """Check a scheduler name's form (not that a user module imports: that happens in the worker)."""
-    if name == BOUND or name in baseline_names():
+    if name in (BOUND, TRUTH, SEARCHED) or name in baseline_names():
         return name
     learned, at, weights = name.partition("@")
     if learned in learned_names():
@@ -88,14 +95,15 @@ def validate_scheduler(name: str) -> str:
         return name
     raise ValueError(
         f"scheduler {name!r}: not a baseline ({', '.join(baseline_names())}), a learned scheduler "
-        f"({', '.join(learned_names())}[@<weights.npz>]), {BOUND!r}, "
+        f"({', '.join(learned_names())}[@<weights.npz>]), {SEARCHED!r}, {TRUTH!r}, {BOUND!r}, "
         "'llm:<mode>', 'module:callable' or an http(s) URL"
     )
 
 
-def policy_digest(name: str) -> str:
+def policy_digest(name: str, family: str | None = None) -> str:
     """SHA-256 (hex) of what a trained scheduler's cells depend on beyond its name: a learned scheduler's weights
-    file (``ppo``: the shipped ``.npz``; ``ppo@file``: that file) and an adapter mode's (``llm:grpo``,
+    file (``ppo``: the shipped ``.npz``, on a scenario ``family``'s cells the one it plays there; ``ppo@file``:
+    that file), the searched parameters of ``searched`` (``family``'s, else ``classic``'s) and an adapter mode's (``llm:grpo``,
     ``llm:sft``, ``llm:sft_grpo``) LoRA adapter directory (every file, by relative name and bytes; the adapter ``make_llm_scheduler`` would load), and, for
     every ``llm:`` mode, the base model when ``$DCOPS_LLM_MODEL`` (``dcops eval --llm-model``) names one other than
     ``gemma`` (what the name resolves to: folder, cached revision). Empty for every other scheduler: the
@@ -117,11 +125,19 @@ def policy_digest(name: str) -> str:
         else:
             from importlib import resources
 
-            from dcops.agents.schedulers.learned import WEIGHTS_NPZ, WEIGHTS_PACKAGE
+            from dcops.agents.schedulers.learned import WEIGHTS_NPZ, WEIGHTS_PACKAGE, family_weights
 
-            path = Path(str(resources.files(WEIGHTS_PACKAGE).joinpath(WEIGHTS_NPZ)))
+            file = family_weights(family)[0] if family else WEIGHTS_NPZ
+            path = Path(str(resources.files(WEIGHTS_PACKAGE).joinpath(file)))
         if not path.is_file():
             raise ValueError(f"scheduler {name!r}: weights {path}: no such file")
+        files = [(path.name, path)]
+    elif name == SEARCHED:
+        from dcops.agents.schedulers.parametric import data_dir
+
+        path = data_dir() / f"parametric_{family or 'classic'}.json"
+        if not path.is_file():
+            raise ValueError(f"scheduler {name!r}: no searched parameters for family {family or 'classic'!r} ({path})")
         files = [(path.name, path)]
     elif name.startswith(tuple(f"llm:{mode}" for mode in ADAPTER_MODES)):
         from dcops.agents.llm.scheduler import ADAPTER_VARIABLES, SHIPPED_ADAPTERS
@@ -155,19 +171,28 @@ def llm_available() -> bool:
     return True
 
 
-def make_policy(name: str) -> Any:
-    """Build the policy a scheduler name stands for (module docstring); an object with ``decide(view)``."""
+def make_policy(name: str, family: str | None = None) -> Any:
+    """Build the policy a scheduler name stands for (module docstring) for an episode of scenario ``family``
+    (None: a matrix condition); an object with ``decide(view)``."""
     validate_scheduler(name)
     if name == BOUND:
         raise ValueError(f"{BOUND!r} is a bound, not a policy")
+    if name == TRUTH:
+        raise ValueError(f"{TRUTH!r} is evaluator-only: the evaluation's runner plays it with the episode in hand")
     baselines = _evaluation_baselines()
     if name in baselines:
         return baselines[name]()
+    if name == SEARCHED:
+        from dcops.agents.schedulers.parametric import searched_scheduler
+
+        return searched_scheduler(family or "classic")
     learned, at, weights = name.partition("@")
     if learned in learned_names():
         from dcops.agents.schedulers import LEARNED
 
-        return LEARNED[learned](weights) if at else LEARNED[learned]()
+        if at:
+            return LEARNED[learned](weights)
+        return LEARNED[learned](family=family) if family else LEARNED[learned]()
     if name.startswith(("http://", "https://")):
         return HttpPolicy(name)
     if name.startswith("llm:"):

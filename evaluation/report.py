@@ -22,10 +22,12 @@ from typing import Any
 import numpy as np
 
 from dcops.evaluation import analysis
-from dcops.evaluation.matrix import BOUND, CONDITIONS, MIXES
+from dcops.evaluation.matrix import BOUND, CONDITIONS, TRUTH, family_of, mix_kinds
 
-GAMING_MIXES = tuple(name for name, kinds in MIXES.items() if set(kinds) - {"cooperative"})
-"""Mixes with at least one team that is not cooperative (the ones with a gaming payoff)."""
+
+def _gaming(mix: str) -> bool:
+    """Whether a mix (a scenario family's too) has a team that is not cooperative."""
+    return bool(set(mix_kinds(mix)) - {"cooperative"})
 
 
 def versions(*packages: str) -> dict[str, str]:
@@ -124,7 +126,8 @@ def headline(data: dict[str, Any]) -> str:
             continue
         delta = analysis.paired(data["runs"], name, ref).text() if ref and name != ref else "ref"
         pay = analysis.bootstrap_mean([p["payoff"] for p in payoff_by.get((name,), [])])
-        gaming = [r for r in data["runs"] if r["scheduler"] == name and r["fair_share"] > 0]
+        gaming = [r for r in data["runs"] if r["scheduler"] == name and r["fair_share"] > 0
+                  and r.get("strategic_share_twin") is not None]  # the truth planner's twins are not played
         share = (
             (
                 np.mean([r["strategic_share"] for r in gaming]),
@@ -181,11 +184,19 @@ def _made_by(data: dict[str, Any], meta: dict[str, Any]) -> str:
 
 
 def _matrix_text(data: dict[str, Any], meta: dict[str, Any]) -> str:
+    families = meta.get("families", [])
+    n_mixes, n_conditions = len(meta["mixes"]) - len(families), len(meta["conditions"]) - len(families)
+    crossed = f"{n_mixes} team mixes × {n_conditions} conditions"
+    if families:
+        one = len(families) == 1
+        own = f"{len(families)} scenario {'family with its' if one else 'families with their'} own teams"
+        crossed = f"({crossed} + {own})" if n_mixes else own
     return (
-        f"Matrix: {len(data['schedulers'])} schedulers × {len(meta['mixes'])} team mixes × "
-        f"{len(meta['conditions'])} conditions × {len(meta['seeds'])} seeds "
+        f"Matrix: {len(data['schedulers'])} schedulers × {crossed} × {len(meta['seeds'])} seeds "
         f"({', '.join(map(str, meta['seeds']))}), {meta['n_windows']} windows of 1.5 h per episode; "
-        f"{len(data['runs'])} scheduler cells, each with one honest-twin episode per gaming team, and "
+        f"{len(data['runs'])} scheduler cells, each with one honest-twin episode per gaming team"
+        + (" (but the truth planner's, whose twins are not played)" if TRUTH in data["schedulers"] else "")
+        + ", and "
         f"{len(data['bounds'])} hindsight bounds. Mixes and conditions are defined in "
         "`dcops/evaluation/matrix.py`, metrics in `dcops/evaluation/runner.py`, statistics in "
         "`dcops/evaluation/analysis.py`. " + _version_text(meta) + _llm_note(data, meta)
@@ -218,6 +229,40 @@ def _llm_note(data: dict[str, Any], meta: dict[str, Any]) -> str:
     if meta["llm_available"]:
         return " LLM scheduler modes are available but opt-in (`--policy llm:fewshot` …, slow); not run here."
     return " The LLM scheduler (`dcops.agents.llm.scheduler`) was not importable here, so it is not in the matrix."
+
+
+def best_public_baseline(data: dict[str, Any], mix: str) -> str | None:
+    """The public-information baseline (``dcops.evaluation.ladder.PUBLIC_BASELINES``) with the best mean score on
+    ``mix``, among those the run played: the skill ladder's reference, against which the issue's depth conditions
+    are stated."""
+    from dcops.evaluation.ladder import PUBLIC_BASELINES
+
+    played = [(data["by_mix"][(name, mix)]["score"], name) for name in PUBLIC_BASELINES
+              if (name, mix) in data["by_mix"]]
+    return max(played)[1] if played else None
+
+
+def _best_baseline_section(data: dict[str, Any], families: list[str]) -> list[str]:
+    """Per scenario family: every scheduler's paired difference with the family's best public baseline."""
+    best = {m: best_public_baseline(data, m) for m in families}
+    families = [m for m in families if best[m] is not None]
+    if not families:
+        return []
+    lines = [
+        "## Against each family's best public baseline",
+        "",
+        "Per scenario family, the best of priority_threshold, earliest_deadline and carbon_greedy by mean score "
+        "(the skill ladder's reference, `dcops.evaluation.ladder`) and every scheduler's mean paired difference "
+        "with it over the family's seeds, paired-bootstrap 95 % interval.",
+        "",
+    ]
+    body = [["best public baseline", *[f"`{best[m]}`" for m in families]]]
+    for name in data["policies"]:
+        body.append([name] + [
+            "ref" if name == best[m] else
+            analysis.paired(data["runs"], name, best[m], where=lambda r, m=m: r["mix"] == m).text()
+            for m in families])
+    return lines + _table(["scheduler", *families], body) + [""]
 
 
 def markdown(data: dict[str, Any], meta: dict[str, Any]) -> str:
@@ -281,8 +326,9 @@ def markdown(data: dict[str, Any], meta: dict[str, Any]) -> str:
                 + [analysis.paired(runs, name, ref, where=lambda r, m=m: r["mix"] == m).text() for m in mixes]
             )
         lines += _table(["scheduler", *mixes], body) + [""]
+    lines += _best_baseline_section(data, [m for m in mixes if family_of(m) is not None])
     # gaming payoff
-    gaming_mixes = [m for m in mixes if m in GAMING_MIXES]
+    gaming_mixes = [m for m in mixes if _gaming(m)]
     if gaming_mixes:
         lines += [
             "## Gaming payoff",
@@ -388,9 +434,9 @@ def markdown(data: dict[str, Any], meta: dict[str, Any]) -> str:
     lines += [
         "## Definitions",
         "",
-        "Team mixes: " + "; ".join(f"`{m}` = {', '.join(MIXES[m])}" for m in mixes) + ".",
-        "Conditions: " + ", ".join(f"`{c}`" for c in conditions) + f" (of {', '.join(CONDITIONS)}; see "
-        "`dcops/evaluation/matrix.py`).",
+        "Team mixes: " + "; ".join(f"`{m}` = {', '.join(mix_kinds(m))}" for m in mixes) + ".",
+        "Conditions: " + ", ".join(f"`{c}`" for c in conditions) + f" (of {', '.join(CONDITIONS)} and the "
+        "scenario families `family:<name>`, `dcops/cluster/scenarios.py`; see `dcops/evaluation/matrix.py`).",
         "",
         "Files: `cells.json`, `cells.csv` (every cell), `summary.csv`, `paired.csv`, `payoff.csv`, "
         "`run.json`.",
@@ -459,7 +505,7 @@ def plots(data: dict[str, Any], meta: dict[str, Any], out: Path) -> list[Path]:
     fig.savefig(paths[-1], dpi=110)
     plt.close(fig)
 
-    gaming = [m for m in mixes if m in GAMING_MIXES]
+    gaming = [m for m in mixes if _gaming(m)]
     fig, ax = plt.subplots(figsize=(max(7.0, 1.4 * len(names)), 4.0))
     width = 0.8 / max(1, len(gaming))
     for i, m in enumerate(gaming):

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from dcops.agents.teams.factory import GAMING_KINDS
-from dcops.evaluation.matrix import ALL_MIXES, BOUND, MIXES, Cell, env_config
+from dcops.evaluation.matrix import ALL_MIXES, BOUND, MIXES, TRUTH, Cell, env_config, family_of
 
 SOFT_C = 27.0
 HARD_C = 32.0
@@ -105,6 +105,9 @@ def env_kwargs(mix: str, condition: str, n_windows: int = 8, game_version: int =
     scheduler's teacher data and training environments)."""
     from dcops.agents.teams import honest_twin_factory, make_team
 
+    if family_of(condition) is not None:  # a scenario family brings its own teams
+        factory = honest_twin_factory(honest_agents) if honest_agents else None
+        return {"team_factory": factory, "game_version": game_version, **env_config(mix, condition, n_windows)}
     config_kinds, substitute = _config_kinds(mix)
     factory = honest_twin_factory(honest_agents, factory=lambda kind: make_team(substitute.get(kind, kind)))
     return {"team_factory": factory, "team_kinds": config_kinds, "game_version": game_version,
@@ -122,16 +125,25 @@ def make_env(cell: Cell, honest_agents: frozenset[str] = frozenset()) -> Any:
     return _ENVS[key]
 
 
-def _policy(name: str) -> Any:
-    """A fresh policy per episode (no state carried between cells); language models are loaded once per
-    process."""
+def _policy(name: str, family: str | None = None, env: Any = None, seed: int = 0) -> Any:
+    """A fresh policy per episode (no state carried between cells) for an episode of ``family`` (None: not a
+    scenario family) on ``env`` with ``seed``; language models are loaded once per process. The truth planner
+    (``truth_planner``) plans the episode from its truth through the evaluator API and is played as the plan it
+    keeps (``dcops.evaluation.truth_planner.PlanFollower``), so its row has every metric a policy's has."""
     from dcops.evaluation.policies import make_policy
 
+    if name == TRUTH:
+        from dcops.evaluation.truth_planner import PlanFollower, play_truth_planner
+
+        result = play_truth_planner(env, seed)
+        follower = PlanFollower(result.starts)
+        follower.planned_score = result.summary["score"]
+        return follower
     if name.startswith("llm:"):
         if name not in _LLM_POLICIES:
             _LLM_POLICIES[name] = make_policy(name)
         return _LLM_POLICIES[name]
-    return make_policy(name)
+    return make_policy(name, family=family)
 
 
 class GenerationFailed(RuntimeError):
@@ -146,10 +158,14 @@ def play(
     from dcops.evaluation.play import run_episode
 
     env = make_env(cell, honest_agents)
-    policy = CountingPolicy(_policy(scheduler or cell.scheduler))
+    policy = CountingPolicy(_policy(scheduler or cell.scheduler, family_of(cell.condition), env, cell.env_seed))
     failed = getattr(policy.policy, "generation_errors", None)
     failed_before = len(failed) if failed is not None else 0
     summary = run_episode(policy, cell.env_seed, env=env)  # the policy is told neither seed nor key
+    planned = getattr(policy.policy, "planned_score", None)
+    if planned is not None and summary["score"] != planned:
+        raise RuntimeError(f"{cell.cell_id}: the truth planner's plan replayed to {summary['score']!r}, "
+                           f"planned {planned!r}: the episode is not deterministic")
     if failed is not None and len(failed) > failed_before:
         new = failed[failed_before:]
         raise GenerationFailed(f"{cell.scheduler}: {len(new)} model call(s) failed in this cell (first: {new[0]}); "
@@ -245,18 +261,23 @@ def run_cell(cell: Cell) -> dict[str, Any]:
         row = _bound_row(cell)
     else:
         main = play(cell)
-        twins = {agent: play(cell, frozenset({agent})) for agent in main.pop("_gaming")}
+        gaming = main.pop("_gaming")
+        # The truth planner's twins would each need a plan of their own (a plan per episode costs the planner's
+        # runs, ~30 s here): its gaming payoff is not measured, as in the skill ladder.
+        twins = {} if cell.scheduler == TRUTH else {agent: play(cell, frozenset({agent})) for agent in gaming}
         payoffs = gaming_payoffs(main, twins)
         for agent, payoff in payoffs.items():
             main["teams"][agent]["twin_value_completed"] = twins[agent]["teams"][agent]["value_completed"]
             main["teams"][agent]["gaming_payoff"] = payoff
             main["teams"][agent]["twin_capacity_share"] = twins[agent]["teams"][agent]["capacity_share"]
             main["teams"][agent]["twin_accept_rate"] = twins[agent]["teams"][agent]["accept_rate"]
+        measured = bool(twins) or not gaming
         row = {
             **main,
-            "gaming_payoff": float(sum(payoffs.values())),
+            "gaming_payoff": float(sum(payoffs.values())) if measured else None,
             "n_twins": len(twins),
-            "strategic_share_twin": float(sum(twins[a]["teams"][a]["capacity_share"] for a in twins)),
+            "strategic_share_twin": (float(sum(twins[a]["teams"][a]["capacity_share"] for a in twins))
+                                     if measured else None),
         }
     return {"cell_id": cell.cell_id, **cell.as_dict(), **row, "wall_s": time.perf_counter() - start}
 

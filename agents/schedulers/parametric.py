@@ -13,6 +13,10 @@ when the stated deadline leaves no room to wait a window, and p the team's ``gam
 P(gaming | public evidence) of the version 1 view, ``dcops.oversight.posterior``; 0 where the view has none):
 ``g = 1`` discounts a sure gamer's stated priority by one level, as ``oversight_aware`` does; k weighs the
 value at stake (a rejection's cost grows with it) and l the windows a job holds its power (stated runtime).
+**Posterior mix** m (``posterior_mix``, clipped to [0, 1]): W(stated priority) in the first term becomes
+(1 − m·p)·W(stated) + m·p·W̄(job type), the expected weight if a gaming team's stated priority said nothing and
+its job type's norm said all: an interaction of the posterior with the catalogue that the additive terms cannot
+express (searched with ``--parameters bayes``; no shipped file moves it).
 Requests are taken in decreasing ``s``; one with
 ``s ≥ threshold`` is DEFERRED to the cleanest window its stated deadline allows if it is stated flexible and
 ``carbon_shift · (carbon now / carbon then − 1) ≥ 1`` on the public forecast (``carbon_shift = 10``: 10 %
@@ -80,16 +84,19 @@ class ParametricScheduler:
     length_penalty: float = 0.0
     reserve: float = 0.0
     reserve_level: float = 0.0
+    posterior_mix: float = 0.0
     name: str = "parametric"
 
     PARAMETERS = ("stated", "type_prior", "flag_discount", "deadline_gap_discount", "tight_bonus", "wait_bonus",
                   "carbon_shift", "posterior_discount", "threshold", "margin", "size_bonus", "length_penalty",
-                  "reserve", "reserve_level")
-    """Every searchable parameter, in vector order. Parameter files written before the last four existed load
-    with them at their defaults (no size or length term, no reserve)."""
-    PARAMETER_SETS = {"base": PARAMETERS[:10], "extended": PARAMETERS}
-    """What a search may move (``dcops search-scheduler --parameters``): ``base``, the ten of the shipped files,
-    or ``extended``, with the size and length terms and the reserve; the others stay at their defaults."""
+                  "reserve", "reserve_level", "posterior_mix")
+    """Every searchable parameter, in vector order. Parameter files written before the last five existed load
+    with them at their defaults (no size or length term, no reserve, no posterior mix)."""
+    PARAMETER_SETS = {"base": PARAMETERS[:10], "extended": PARAMETERS[:14],
+                      "bayes": (*PARAMETERS[:10], "posterior_mix")}
+    """What a search may move (``dcops search-scheduler --parameters``): ``base``, the ten of the shipped files;
+    ``extended``, with the size and length terms and the reserve; or ``bayes``, the ten and the posterior mix;
+    the others stay at their defaults."""
 
     @classmethod
     def from_vector(cls, vector: Any, name: str = "parametric") -> ParametricScheduler:
@@ -121,8 +128,10 @@ class ParametricScheduler:
         gap = max(0.0, float(team.get("audited_mean_deadline_gap", 0.0) or 0.0))
         tight = 0.0 if can_wait(request, view, window_h) else 1.0
         posterior = float(team.get("gaming_posterior", 0.0) or 0.0)
-        s = (self.stated * math.log(PRIORITY_WEIGHT[request["priority"]])
-             + self.type_prior * math.log(type_weights(view_catalogue(view)).get(request["job_type"], 2.0))
+        norm = type_weights(view_catalogue(view)).get(request["job_type"], 2.0)
+        mix = min(1.0, max(0.0, self.posterior_mix)) * posterior
+        s = (self.stated * math.log((1.0 - mix) * PRIORITY_WEIGHT[request["priority"]] + mix * norm)
+             + self.type_prior * math.log(norm)
              - self.flag_discount * flags - self.deadline_gap_discount * gap
              + self.tight_bonus * tight + self.wait_bonus * request["windows_waited"]
              - self.posterior_discount * posterior * math.log(2.0))

@@ -63,6 +63,27 @@ def test_a_sure_gamer_is_read_one_level_lower_with_a_unit_posterior_discount():
     assert scheduler.score({**request, "team": "c"}, view, 1.5) == pytest.approx(math.log(4.0))  # no posterior: none
 
 
+def test_the_posterior_mix_reads_a_sure_gamer_at_its_job_type_norm():
+    """``posterior_mix`` m: the stated weight becomes (1 − m·p)·W(stated) + m·p·W̄(type), an interaction of the
+    team posterior p with the public catalogue norm that the additive terms cannot express."""
+    from dcops.agents.schedulers.parametric import type_weights
+
+    view = {"window": 0, "n_windows": 4, "window_h": 1.5,
+            "teams": {"a": {"gaming_posterior": 1.0}, "b": {"gaming_posterior": 0.5}, "c": {}}}
+    request = {"team": "a", "priority": "CRITICAL", "job_type": "hparam_sweep", "duration_h": 1.0,
+               "deadline_window": 3, "windows_waited": 0, "carbon_flexible": False}
+    norm = type_weights("classic")["hparam_sweep"]  # 60 % LOW, 40 % MEDIUM: 1.4
+    assert norm == pytest.approx(1.4)
+    scheduler = ParametricScheduler(posterior_mix=1.0)
+    assert scheduler.score(request, view, 1.5) == pytest.approx(math.log(norm))  # the stated CRITICAL is ignored
+    assert scheduler.score({**request, "team": "b"}, view, 1.5) == pytest.approx(math.log(0.5 * 8.0 + 0.5 * norm))
+    assert scheduler.score({**request, "team": "c"}, view, 1.5) == pytest.approx(math.log(8.0))
+    assert ParametricScheduler(posterior_mix=0.0).score(request, view, 1.5) == pytest.approx(math.log(8.0))
+    assert ParametricScheduler(posterior_mix=3.0).score(request, view, 1.5) == pytest.approx(math.log(norm))  # m ≤ 1
+    assert "posterior_mix" in ParametricScheduler.PARAMETER_SETS["bayes"]
+    assert "posterior_mix" not in ParametricScheduler.PARAMETER_SETS["extended"]
+
+
 def test_a_wrong_vector_is_refused_with_the_parameters_named():
     with pytest.raises(ValueError, match="threshold"):
         ParametricScheduler.from_vector([1.0, 2.0])
@@ -125,4 +146,4 @@ def test_the_shipped_ten_parameter_files_load_without_the_extended_terms(family)
     assert tuple(on_file) == ParametricScheduler.PARAMETER_SETS["base"]
     scheduler = searched_scheduler(family)
     assert scheduler.as_dict() == {**on_file, "size_bonus": 0.0, "length_penalty": 0.0, "reserve": 0.0,
-                                   "reserve_level": 0.0}
+                                   "reserve_level": 0.0, "posterior_mix": 0.0}

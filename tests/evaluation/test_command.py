@@ -55,8 +55,23 @@ def test_eval_command_writes_the_report_and_resumes(tmp_path, capsys):
         ("--schedulers", "magic", "scheduler"),
         ("--seeds", "0", "--seeds"),
         ("--policy", "no_such_module_xyz:make", "cannot import"),
+        ("--families", "crowded", "--families: unknown 'crowded'"),
     ],
 )
 def test_eval_command_names_the_bad_field(tmp_path, flag, value, field):
     with pytest.raises(SystemExit, match=field):
         main(["eval", flag, value, "--out", str(tmp_path), "--serial", "--no-progress"])
+
+
+def test_eval_command_plays_a_family_with_its_own_rows(tmp_path):
+    """``--families``: only the family's cells (no default mixes or conditions), its digests in run.json."""
+    argv = ["eval", "--schedulers", "priority_threshold,searched,ppo", "--families", "adversarial", "--seeds", "1",
+            "--n-windows", "2", "--out", str(tmp_path), "--name", "fam", "--serial", "--no-progress"]
+    assert main(argv) == 0
+    meta = json.loads((tmp_path / "fam" / "run.json").read_text())
+    assert meta["families"] == ["adversarial"] and meta["cells"] == 3
+    assert meta["mixes"] == meta["conditions"] == ["family:adversarial"]
+    assert {"ppo (adversarial)", "searched (adversarial)"} <= set(meta["policy_digests"])
+    rows = [json.loads(line) for line in (tmp_path / "fam" / "cells.jsonl").read_text().splitlines()]
+    assert {r["condition"] for r in rows} == {"family:adversarial"}
+    assert all(r["n_twins"] == 5 and len(r["teams"]) == 7 for r in rows)  # every gaming kind has its twin

@@ -2,11 +2,12 @@
 
 It answers the ladder's middle question: is the headroom between the baselines and the truth planner
 reachable *without* the truth? The policy class is :class:`~dcops.agents.schedulers.parametric.ParametricScheduler`
-(10 parameters, 14 with ``--parameters extended``; public view only). The search (Rubinstein's cross-entropy
+(10 parameters, 14 with ``--parameters extended``, 11 with ``--parameters bayes``; public view only). The search (Rubinstein's cross-entropy
 method with a diagonal Gaussian):
 
 1. draw ``population`` parameter vectors from N(mean, diag(std²)) (seeded, :data:`SEARCH_RNG_SEED`) over the
-   chosen parameter set (``--parameters``: ``base``, the ten of the shipped files, or ``extended``, fourteen);
+   chosen parameter set (``--parameters``: ``base``, the ten of the shipped files, ``extended``, fourteen, or
+   ``bayes``, the ten and the posterior mix);
 2. score each by its mean episode score over the family's **search seeds** (:func:`search_seeds`: disjoint
    from the seeds the ladder reports, so the ladder's figure is out of sample), the same seeds for every
    candidate (common random numbers);
@@ -60,9 +61,9 @@ INITIAL_STD: dict[str, float] = {"stated": 0.5, "type_prior": 0.5, "flag_discoun
                                  "deadline_gap_discount": 0.3, "tight_bonus": 0.5, "wait_bonus": 0.3,
                                  "carbon_shift": 5.0, "posterior_discount": 0.5, "threshold": 0.5,
                                  "margin": 0.03, "size_bonus": 0.3, "length_penalty": 0.3, "reserve": 0.15,
-                                 "reserve_level": 0.7}
-LOWER: dict[str, float] = {"carbon_shift": 0.0, "margin": -0.05, "reserve": 0.0}
-UPPER: dict[str, float] = {"margin": 0.2, "reserve": 0.6}
+                                 "reserve_level": 0.7, "posterior_mix": 0.4}
+LOWER: dict[str, float] = {"carbon_shift": 0.0, "margin": -0.05, "reserve": 0.0, "posterior_mix": 0.0}
+UPPER: dict[str, float] = {"margin": 0.2, "reserve": 0.6, "posterior_mix": 1.0}
 
 
 def _seeds(family: str, n: int, offset: int, what: str) -> tuple[int, ...]:
@@ -218,7 +219,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seeds", type=int, default=RECIPE["n_seeds"], help="search seeds per candidate")
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--parameters", default="base", help="parameter set to search: base (the ten of the "
-                        "shipped files) or extended (also the size and length terms and the reserve)")
+                        "shipped files), extended (also the size and length terms and the reserve) or bayes (the "
+                        "ten and the posterior mix)")
     parser.add_argument("--validation-seeds", type=int, default=0, help="validation seeds, disjoint from the "
                         "search's and the ladder's: the result, priority_threshold and the shipped parameters are "
                         "scored on them and recorded (default 0: none, as the shipped files were made)")
