@@ -74,8 +74,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         "with --families)")
     parser.add_argument("--families", default=None, help="comma-separated scenario families (dcops.cluster."
                         "scenarios) to play with their own teams, each a condition 'family:<name>', or 'all' "
-                        "(default: none); the schedulers 'searched' and 'truth_planner' (evaluator-only) may "
-                        "be named with --schedulers")
+                        "(default: none); there 'ppo' and 'searched' play the family's own weights and parameters "
+                        "(outside the families: the matrix-trained network and classic's parameters), and "
+                        "'truth_planner' (evaluator-only) may be named with --schedulers")
     parser.add_argument(
         "--seeds", type=int, default=None, help="number of seeds, 0..N-1 (default 20; 3 with --quick)"
     )
@@ -120,6 +121,37 @@ def _run(args: argparse.Namespace) -> int:
             os.environ[MODEL_VARIABLE] = previous_model
 
 
+def _plays_per_family(name: str) -> bool:
+    """Whether scheduler ``name`` plays files of the family it is evaluated on (``searched``, and a learned
+    scheduler named without its own weights), so that its family cells are keyed by those files' digest."""
+    from dcops.evaluation.policies import SEARCHED, learned_names
+
+    learned, at, _ = name.partition("@")
+    return name == SEARCHED or (learned in learned_names() and not at)
+
+
+def _check_family_schedulers(schedulers: list[str], families: list[str]) -> None:
+    """Refuse, before any worker starts, a family-dependent scheduler with no files for a family and a learned
+    network that cannot read a family's observation (its number of teams or zones): ``ValueError`` naming both."""
+    if not families:
+        return
+    import dcops
+    from dcops.evaluation.policies import SEARCHED, learned_names, make_policy
+
+    for family in families:
+        space = None
+        for name in schedulers:
+            if not (name == SEARCHED or name.partition("@")[0] in learned_names()):
+                continue
+            policy = make_policy(name, family=family)
+            network = getattr(policy, "policy", None)
+            if network is not None and hasattr(network, "fits"):
+                space = space or dcops.parallel_env(scenario=family).observation_space("scheduler")
+                if not network.fits(space):
+                    raise ValueError(f"{name!r} cannot read family {family!r}'s observation (its teams or zones "
+                                     "differ from those the network was trained with)")
+
+
 def _run_matrix(args: argparse.Namespace) -> int:
     import signal
     from pathlib import Path
@@ -160,7 +192,7 @@ def _run_matrix(args: argparse.Namespace) -> int:
                 )
             if name not in (BOUND, TRUTH) and not name.startswith(("http://", "https://", "llm:")):
                 make_policy(name)  # fail here, not in a worker, on a bad module:callable
-    except (ValueError, RuntimeError) as error:
+    except (ValueError, RuntimeError, FileNotFoundError) as error:
         raise SystemExit(f"--schedulers/--policy: {error}") from None
     n_seeds = args.seeds if args.seeds is not None else (QUICK["seeds"] if args.quick else 20)
     if n_seeds < 1:
@@ -172,8 +204,15 @@ def _run_matrix(args: argparse.Namespace) -> int:
         if family not in SCENARIOS:
             raise SystemExit(f"--families: unknown {family!r}; known: {', '.join(SCENARIOS)} or 'all'")
     family_names = [family_condition(f) for f in families]  # each family: a mix and a condition of its own
+    if families and bool(args.mixes) != bool(args.conditions):
+        raise SystemExit("--mixes/--conditions: with --families, name both (the matrix's mixes crossed with its "
+                         "conditions) or neither (the families alone)")
     mixes = _csv(args.mixes) if args.mixes else ([] if families else list(MIXES))
     conditions = _csv(args.conditions) if args.conditions else ([] if families else list(CONDITIONS))
+    try:
+        _check_family_schedulers(schedulers, families)
+    except (ValueError, FileNotFoundError) as error:
+        raise SystemExit(f"--schedulers/--families: {error}") from None
     seeds = list(range(n_seeds))
     from dcops.cluster.config import GAME_VERSIONS
 
@@ -185,9 +224,10 @@ def _run_matrix(args: argparse.Namespace) -> int:
     if seed_key:
         _record_seed_key(out / "run.json", seed_key)
     try:
-        digests: dict[Any, str] = {name: policy_digest(name) for name in schedulers if name != BOUND}
-        digests.update({(name, family): policy_digest(name, family) for name in schedulers
-                        for family in families if name == "searched" or name.partition("@")[0] == "ppo"})
+        digests: dict[str | tuple[str, str], str] = {
+            name: policy_digest(name) for name in schedulers if name != BOUND}
+        digests.update({(name, family): policy_digest(name, family) for name in schedulers for family in families
+                        if _plays_per_family(name)})
         cells = build_matrix(schedulers, mixes, conditions, seeds, args.n_windows, args.game_version, seed_key,
                              digests, families)
     except ValueError as error:
@@ -221,6 +261,7 @@ def _run_matrix(args: argparse.Namespace) -> int:
         "n_windows": args.n_windows,
         "game_version": args.game_version,
         "seed_key": seed_key,
+        # a family's own files: "<scheduler> (<family>)"
         "policy_digests": {(name if isinstance(name, str) else f"{name[0]} ({name[1]})"): digest
                            for name, digest in digests.items() if digest},
         "llm_model": _llm_model() if any(s.startswith("llm:") for s in schedulers) else None,

@@ -49,7 +49,8 @@ family they play: ``ppo`` plays the weights trained for it where they ship
 (``dcops.agents.schedulers.learned.family_policy``), ``searched`` the parameters searched on it
 (``dcops.agents.schedulers.parametric.searched_scheduler``; ``classic``'s in a condition that is not a family)
 and ``truth_planner``, the evaluator-only planner of the skill ladder (``dcops.evaluation.truth_planner``),
-plans each episode it plays from the episode's truth (its honest twins too, so its gaming payoff is measured).
+plans each cell's episode from its truth and is replayed as the plan it kept; its honest twins are not played (each
+would need a plan of its own), so its gaming payoff is not measured (``None``), as in the ladder.
 
 **Seeds**: 0–19 by default (:data:`DEFAULT_SEEDS`); the same seeds for every scheduler, so comparisons pair.
 """
@@ -205,7 +206,7 @@ def build_matrix(
     n_windows: int = 8,
     game_version: int = 0,
     seed_key: str = "",
-    digests: Mapping[Any, str] | None = None,
+    digests: Mapping[str | tuple[str, str], str] | None = None,
     families: Sequence[str] = (),
 ) -> list[Cell]:
     """Every cell: each mix under each condition, and each of ``families`` with its own teams (module

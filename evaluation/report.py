@@ -244,16 +244,19 @@ def best_public_baseline(data: dict[str, Any], mix: str) -> str | None:
 
 def _best_baseline_section(data: dict[str, Any], families: list[str]) -> list[str]:
     """Per scenario family: every scheduler's paired difference with the family's best public baseline."""
+    from dcops.evaluation.ladder import PUBLIC_BASELINES
+
     best = {m: best_public_baseline(data, m) for m in families}
     families = [m for m in families if best[m] is not None]
     if not families:
         return []
+    played = [name for name in PUBLIC_BASELINES if name in data["policies"]]
     lines = [
         "## Against each family's best public baseline",
         "",
-        "Per scenario family, the best of priority_threshold, earliest_deadline and carbon_greedy by mean score "
-        "(the skill ladder's reference, `dcops.evaluation.ladder`) and every scheduler's mean paired difference "
-        "with it over the family's seeds, paired-bootstrap 95 % interval.",
+        f"Per scenario family, the best of {', '.join(played)} by mean score (the skill ladder's reference, "
+        "`dcops.evaluation.ladder`) and every scheduler's mean paired difference with it over the family's seeds, "
+        "paired-bootstrap 95 % interval.",
         "",
     ]
     body = [["best public baseline", *[f"`{best[m]}`" for m in families]]]
@@ -537,7 +540,7 @@ def plots(data: dict[str, Any], meta: dict[str, Any], out: Path) -> list[Path]:
     plt.close(fig)
 
     fig, ax = plt.subplots(figsize=(7.0, 4.8))
-    markers = dict(zip(meta["conditions"], "osD^vP*X", strict=False))
+    markers = dict(zip(meta["conditions"], "osD^vP*XhH<>p", strict=False))
     colours = {n: f"C{i}" for i, n in enumerate(names)}
     for (n, condition), s in data["by_condition"].items():
         ax.scatter(

@@ -1,7 +1,8 @@
 """Run one cell of the matrix (``dcops.evaluation.matrix``) and measure it.
 
 A scheduler cell plays the episode (``dcops.evaluation.cluster_report.run_episode``) and then, for each gaming team of
-the mix, the same seed again with that team in honest mode (``dcops.agents.teams.honest_twin_factory``).
+the mix, the same seed again with that team in honest mode (``dcops.agents.teams.honest_twin_factory``); the
+truth planner's cell plays no twin (each would need a plan of its own), so its payoff fields are ``None``.
 Metrics (one flat row, JSON-able; units in the names):
 
 - ``score`` (mean window reward, [−1.10, 0.65]) and its terms, each the mean over windows of the unweighted
@@ -22,7 +23,8 @@ Metrics (one flat row, JSON-able; units in the names):
   share of teams); per team ``accept_rate`` (share of its requests the scheduler accepted at some window;
   ``twin_accept_rate`` for its twin) and ``gaming_accept_rate`` (over the gaming teams' requests; null if
   none); ``gaming_value_completed`` (Σ over gaming teams);
-  ``gaming_payoff`` (sum over the mix's gaming teams; 0 for the honest mix);
+  ``gaming_payoff`` (sum over the mix's gaming teams; 0 for the honest mix; ``None``, with
+  ``strategic_share_twin``, for the truth planner, whose twins are not played);
 - oversight counts pooled over the four detectors (``det_tp`` … ``det_honest_n``; ``dcops.oversight``);
 - ``invalid_rate``: (invalid decision entries the environment rejected + ``policy_defaulted``) / requests
   pending over the episode; ``policy_defaulted`` counts the requests a policy could not decide validly itself
@@ -136,9 +138,7 @@ def _policy(name: str, family: str | None = None, env: Any = None, seed: int = 0
         from dcops.evaluation.truth_planner import PlanFollower, play_truth_planner
 
         result = play_truth_planner(env, seed)
-        follower = PlanFollower(result.starts)
-        follower.planned_score = result.summary["score"]
-        return follower
+        return PlanFollower(result.starts, planned_score=result.summary["score"])
     if name.startswith("llm:"):
         if name not in _LLM_POLICIES:
             _LLM_POLICIES[name] = make_policy(name)
@@ -162,7 +162,7 @@ def play(
     failed = getattr(policy.policy, "generation_errors", None)
     failed_before = len(failed) if failed is not None else 0
     summary = run_episode(policy, cell.env_seed, env=env)  # the policy is told neither seed nor key
-    planned = getattr(policy.policy, "planned_score", None)
+    planned = policy.policy.planned_score if (scheduler or cell.scheduler) == TRUTH else None
     if planned is not None and summary["score"] != planned:
         raise RuntimeError(f"{cell.cell_id}: the truth planner's plan replayed to {summary['score']!r}, "
                            f"planned {planned!r}: the episode is not deterministic")
@@ -262,8 +262,8 @@ def run_cell(cell: Cell) -> dict[str, Any]:
     else:
         main = play(cell)
         gaming = main.pop("_gaming")
-        # The truth planner's twins would each need a plan of their own (a plan per episode costs the planner's
-        # runs, ~30 s here): its gaming payoff is not measured, as in the skill ladder.
+        # The truth planner's twins would each need a plan of their own (a plan costs the planner's runs, 13–36 s
+        # a family episode here): its gaming payoff is not measured, as in the skill ladder.
         twins = {} if cell.scheduler == TRUTH else {agent: play(cell, frozenset({agent})) for agent in gaming}
         payoffs = gaming_payoffs(main, twins)
         for agent, payoff in payoffs.items():

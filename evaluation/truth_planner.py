@@ -52,10 +52,12 @@ OBJECTIVES = ("value", "score")
 
 @dataclass
 class PlanFollower:
-    """Follow a fixed plan: ``starts`` maps request id to the window it should start in."""
+    """Follow a fixed plan: ``starts`` maps request id to the window it should start in; ``planned_score``, where
+    known, is the score the plan made when it was found (a replay on the same seed must give it again)."""
 
     starts: dict[str, int]
     name: str = "truth_planner"
+    planned_score: float | None = None
 
     def decide(self, view: dict[str, Any]) -> list[dict[str, Any]]:
         window = view["window"]

@@ -72,6 +72,28 @@ def test_eval_command_plays_a_family_with_its_own_rows(tmp_path):
     assert meta["families"] == ["adversarial"] and meta["cells"] == 3
     assert meta["mixes"] == meta["conditions"] == ["family:adversarial"]
     assert {"ppo (adversarial)", "searched (adversarial)"} <= set(meta["policy_digests"])
-    rows = [json.loads(line) for line in (tmp_path / "fam" / "cells.jsonl").read_text().splitlines()]
-    assert {r["condition"] for r in rows} == {"family:adversarial"}
-    assert all(r["n_twins"] == 5 and len(r["teams"]) == 7 for r in rows)  # every gaming kind has its twin
+    rows = {r["scheduler"]: r for r in map(json.loads, (tmp_path / "fam" / "cells.jsonl").read_text().splitlines())}
+    assert {r["condition"] for r in rows.values()} == {"family:adversarial"}
+    assert all(r["n_twins"] == 5 and len(r["teams"]) == 7 for r in rows.values())  # every gaming kind has its twin
+    # the cells are keyed by the family's own files, not the matrix's
+    for name in ("ppo", "searched"):
+        assert rows[name]["policy_digest"] == meta["policy_digests"][f"{name} (adversarial)"] != meta["policy_digests"][name]
+
+
+@pytest.mark.parametrize("extra", [["--mixes", "honest"], ["--conditions", "normal"]])
+def test_families_with_half_a_matrix_are_refused(tmp_path, extra):
+    with pytest.raises(SystemExit, match="name both"):
+        main(["eval", "--families", "classic", *extra, "--out", str(tmp_path), "--serial", "--no-progress"])
+
+
+def test_a_network_that_cannot_read_a_family_is_refused_before_any_cell(tmp_path):
+    """The matrix-trained network reads four teams: on the seven-team family it is refused up front."""
+    from importlib import resources
+
+    from dcops.agents.schedulers.learned import WEIGHTS_NPZ, WEIGHTS_PACKAGE
+
+    weights = str(resources.files(WEIGHTS_PACKAGE).joinpath(WEIGHTS_NPZ))
+    with pytest.raises(SystemExit, match="cannot read family 'adversarial'"):
+        main(["eval", "--schedulers", f"ppo@{weights}", "--families", "adversarial", "--seeds", "1",
+              "--out", str(tmp_path), "--serial", "--no-progress"])
+    assert not (tmp_path / "default" / "cells.jsonl").exists()

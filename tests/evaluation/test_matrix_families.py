@@ -90,6 +90,22 @@ def test_family_dependent_schedulers_play_the_family_files():
         make_policy(TRUTH)
 
 
+def test_searched_in_a_family_cell_plays_that_familys_parameters():
+    """Through the runner (not only make_policy): the cell's score is the family's searched scheduler's on the
+    same episode, and not classic's."""
+    from dcops.agents.schedulers.parametric import searched_scheduler
+    from dcops.evaluation.play import run_episode
+    from dcops.evaluation.runner import make_env, run_cell
+
+    cell = build_matrix(["searched"], [], [], [1], n_windows=4, game_version=1, families=["oversubscribed"])[0]
+    row = run_cell(cell)
+    env = make_env(cell)
+    own = run_episode(searched_scheduler("oversubscribed"), cell.env_seed, env=env)["score"]
+    classic = run_episode(searched_scheduler("classic"), cell.env_seed, env=env)["score"]
+    assert row["score"] == own
+    assert own != classic  # so the test could tell the two files apart
+
+
 def test_truth_planner_row_has_every_metric_but_the_payoff(tmp_path):
     """The truth planner's row comes from replaying its kept plan; it must out-score the public baseline on a
     family where truth matters, carry no gaming payoff (its twins are not played) and pass through the report."""
