@@ -4,6 +4,8 @@
 ``--quick`` is the documented small subset (:data:`QUICK`): every baseline and the hindsight bound, every team
 mix and condition, seeds 0–2 (60 cells per baseline, 300 in all, plus 12 bounds), under
 ``reports/eval/quick``. The default matrix is the same with seeds 0–19 (2,000 scheduler cells and 80 bounds).
+``--families`` plays the skill ladder's scenario families as conditions of their own, with their own teams
+(``dcops.evaluation.matrix``); alone, without the matrix's mixes and conditions.
 """
 
 from __future__ import annotations
