@@ -123,13 +123,18 @@ def _run(args: argparse.Namespace) -> int:
             os.environ[MODEL_VARIABLE] = previous_model
 
 
+def _reads_family(name: str) -> bool:
+    """Whether scheduler ``name`` depends on the family it plays: ``searched`` (the family's parameters) and a
+    learned network (the family's weights, or weights of its own that must read the family's observation)."""
+    from dcops.evaluation.policies import SEARCHED, learned_names
+
+    return name == SEARCHED or name.partition("@")[0] in learned_names()
+
+
 def _plays_per_family(name: str) -> bool:
     """Whether scheduler ``name`` plays files of the family it is evaluated on (``searched``, and a learned
     scheduler named without its own weights), so that its family cells are keyed by those files' digest."""
-    from dcops.evaluation.policies import SEARCHED, learned_names
-
-    learned, at, _ = name.partition("@")
-    return name == SEARCHED or (learned in learned_names() and not at)
+    return _reads_family(name) and "@" not in name
 
 
 def _check_family_schedulers(schedulers: list[str], families: list[str]) -> None:
@@ -138,13 +143,11 @@ def _check_family_schedulers(schedulers: list[str], families: list[str]) -> None
     if not families:
         return
     import dcops
-    from dcops.evaluation.policies import SEARCHED, learned_names, make_policy
+    from dcops.evaluation.policies import make_policy
 
     for family in families:
         space = None
-        for name in schedulers:
-            if not (name == SEARCHED or name.partition("@")[0] in learned_names()):
-                continue
+        for name in filter(_reads_family, schedulers):
             policy = make_policy(name, family=family)
             network = getattr(policy, "policy", None)
             if network is not None and hasattr(network, "fits"):

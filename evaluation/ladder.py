@@ -93,9 +93,9 @@ def family_rungs(family: str, env: Any = None) -> tuple[str, ...]:
     """The rungs of :data:`PLAYED` that can play ``family``: ``searched`` only where its parameters ship, ``ppo``
     only where its network reads the family's observation (``env``: a family env already built, else one is)."""
     from dcops.agents.schedulers.learned import family_policy
-    from dcops.agents.schedulers.parametric import data_dir
+    from dcops.agents.schedulers.parametric import searched_path
 
-    has_search = (data_dir() / f"parametric_{family}.json").exists()
+    has_search = searched_path(family).exists()
     env = env if env is not None else family_env(family)
     learned_fits = family_policy(family).fits(env.observation_space("scheduler"))
     return tuple(r for r in PLAYED if (r != SEARCHED or has_search) and (r != LEARNED_RUNG or learned_fits))

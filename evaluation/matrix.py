@@ -171,10 +171,10 @@ def mix_kinds(mix: str) -> tuple[str, ...]:
     family = family_of(mix)
     if family is None:
         return MIXES[mix]
-    from dcops.cluster.config import ClusterConfig
+    from dcops.cluster.config import DEFAULT_TEAM_KINDS
     from dcops.cluster.scenarios import scenario
 
-    return tuple(scenario(family).overrides.get("team_kinds", ClusterConfig().team_kinds))
+    return tuple(scenario(family).overrides.get("team_kinds", DEFAULT_TEAM_KINDS))
 
 
 def env_config(mix: str, condition: str, n_windows: int = 8) -> dict[str, Any]:

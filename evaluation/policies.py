@@ -133,9 +133,9 @@ def policy_digest(name: str, family: str | None = None) -> str:
             raise ValueError(f"scheduler {name!r}: weights {path}: no such file")
         files = [(path.name, path)]
     elif name == SEARCHED:
-        from dcops.agents.schedulers.parametric import data_dir
+        from dcops.agents.schedulers.parametric import searched_path
 
-        path = data_dir() / f"parametric_{family or 'classic'}.json"
+        path = searched_path(family or "classic")
         if not path.is_file():
             raise ValueError(f"scheduler {name!r}: no searched parameters for family {family or 'classic'!r} ({path})")
         files = [(path.name, path)]

@@ -173,10 +173,16 @@ def data_dir() -> Path:
     return Path(__file__).resolve().parent / "data"
 
 
+def searched_path(family: str) -> Path:
+    """The shipped file of the parameters ``dcops search-scheduler`` found for scenario ``family`` (it may be
+    absent)."""
+    return data_dir() / f"parametric_{family}.json"
+
+
 def searched_scheduler(family: str) -> ParametricScheduler:
     """The parameters ``dcops search-scheduler`` found for scenario ``family`` (``FileNotFoundError`` if none
     ship)."""
-    path = data_dir() / f"parametric_{family}.json"
+    path = searched_path(family)
     if not path.exists():
         raise FileNotFoundError(f"no searched parameters for family {family!r} ({path}); run "
                                 f"`dcops search-scheduler --family {family}`")

@@ -140,9 +140,9 @@ def test_size_and_length_terms_score_the_stated_energy_and_the_windows_held():
 def test_the_shipped_ten_parameter_files_load_without_the_extended_terms(family):
     import json
 
-    from dcops.agents.schedulers.parametric import data_dir
+    from dcops.agents.schedulers.parametric import searched_path
 
-    on_file = json.loads((data_dir() / f"parametric_{family}.json").read_text())["parameters"]
+    on_file = json.loads(searched_path(family).read_text())["parameters"]
     assert tuple(on_file) == ParametricScheduler.PARAMETER_SETS["base"]
     scheduler = searched_scheduler(family)
     assert scheduler.as_dict() == {**on_file, "size_bonus": 0.0, "length_penalty": 0.0, "reserve": 0.0,

@@ -204,11 +204,11 @@ def data_path(family: str, catalogue: str = "classic") -> Path:
     """Where the search of ``family`` writes by default: for the classic catalogue the shipped file the
     ladder's ``searched`` rung loads; for another, a report, ``reports/cluster/headroom/searched_<family>_
     <catalogue>.json`` under the working folder (no rung loads it)."""
-    from dcops.agents.schedulers.parametric import data_dir
+    from dcops.agents.schedulers.parametric import searched_path
 
     if catalogue != "classic":
         return Path("reports/cluster/headroom") / f"searched_{family}_{catalogue}.json"
-    return data_dir() / f"parametric_{family}.json"
+    return searched_path(family)
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
