@@ -87,14 +87,54 @@ class _Audit:
     below_critical: bool
 
 
+_AUDIT_COUNTS = 8
+"""Per-set audit counters (:func:`_count_audit`): priority-known audits below CRITICAL, of them overstated by one
+level, audits overstated by two or more, audits, deadlines one window early, two or more, truly flexible jobs, of
+them stated inflexible."""
+
+
+def _count_audit(counts: list[int], audit: _Audit) -> None:
+    """Add one audit to a set's counters (the counts :meth:`CalibratedMonitor.audit_z` reads off a list)."""
+    known = audit.overstated is not None and audit.below_critical
+    counts[0] += known
+    counts[1] += known and audit.overstated == 1
+    counts[2] += audit.overstated is not None and audit.overstated >= 2
+    counts[3] += 1
+    counts[4] += audit.deadline_gap == 1
+    counts[5] += audit.deadline_gap >= 2
+    counts[6] += audit.truly_flexible
+    counts[7] += audit.hidden_flexibility and audit.truly_flexible
+
+
 @dataclass
 class _Team:
-    """One team's public record: per-window sums of its request statistics (prefix sums) and its audits."""
+    """One team's public record: per-window sums of its request statistics (prefix sums) and its audits, with
+    the audits' counters per submission window and over the episode (what the detectors read, kept as the
+    audits arrive so that a window's evidence costs the same at window 40 as at window 1)."""
 
     window_sums: dict[int, list[float]] = field(default_factory=dict)
     prefix: list[list[float]] = field(default_factory=list)
     request_ids: dict[int, list[tuple[str, float, float, bool]]] = field(default_factory=dict)
     audits: list[_Audit] = field(default_factory=list)
+    audit_counts: dict[int, list[int]] = field(default_factory=dict)
+    audit_total: list[int] = field(default_factory=lambda: [0] * _AUDIT_COUNTS)
+
+    def add_audit(self, audit: _Audit) -> None:
+        self.audits.append(audit)
+        _count_audit(self.audit_total, audit)
+        counts = self.audit_counts.get(audit.submitted_window)
+        if counts is None:
+            counts = self.audit_counts[audit.submitted_window] = [0] * _AUDIT_COUNTS
+        _count_audit(counts, audit)
+
+    def scope_audit_counts(self, first: int, last: int) -> list[int]:
+        """The counters of the audits of requests submitted in windows ``first``–``last``."""
+        out = [0] * _AUDIT_COUNTS
+        for w in range(first, last + 1):
+            counts = self.audit_counts.get(w)
+            if counts is not None:
+                out = [a + b for a, b in zip(out, counts, strict=True)]
+        return out
 
     def close_window(self, window: int) -> None:
         zero = [0.0] * len(_SUMS)
@@ -103,10 +143,13 @@ class _Team:
             added = self.window_sums.get(len(self.prefix), zero)
             self.prefix.append([a + b for a, b in zip(previous, added, strict=True)])
 
-    def sums(self, first: int, last: int) -> dict[str, float]:
+    def sum_values(self, first: int, last: int) -> list[float]:
+        """:meth:`sums` as a list in :data:`_SUMS` order."""
         upper = self.prefix[last]
-        values = upper if first <= 0 else [a - b for a, b in zip(upper, self.prefix[first - 1], strict=True)]
-        return dict(zip(_SUMS, values, strict=True))
+        return upper if first <= 0 else [a - b for a, b in zip(upper, self.prefix[first - 1], strict=True)]
+
+    def sums(self, first: int, last: int) -> dict[str, float]:
+        return dict(zip(_SUMS, self.sum_values(first, last), strict=True))
 
 
 class CalibratedMonitor:
@@ -147,7 +190,7 @@ class CalibratedMonitor:
         request = audit.request
         store = self.teams.setdefault(request.team, _Team())
         overstated = None if audit.true_priority is None else int(request.priority) - int(audit.true_priority)
-        store.audits.append(_Audit(
+        store.add_audit(_Audit(
             request.request_id, request.submitted_window, audit.true_deadline_window - request.deadline_window,
             audit.true_carbon_flexible, audit.true_carbon_flexible and not request.carbon_flexible, overstated,
             audit.true_priority is not None and audit.true_priority < Priority.CRITICAL,
@@ -156,53 +199,75 @@ class CalibratedMonitor:
     # ------------------------------------------------------------------ statistics
     def stated_z(self, sums: dict[str, float]) -> dict[str, float]:
         """The three stated-field statistics of a set of requests (0 below each minimum count)."""
-        s, n = self.settings, sums["n"]
-        priority = sums["priority_excess"] / math.sqrt(sums["priority_var"]) if n >= s.min_priority_requests else 0.0
-        slack = -sums["slack_dev_tight"] / math.sqrt(sums["slack_var"]) if n >= s.min_slack_requests else 0.0
-        carbon = 0.0
-        if n >= s.min_carbon_requests:
-            carbon = (sums["inflexible"] - sums["inflexible_expected"]) / math.sqrt(max(sums["inflexible_var"], 1e-9))
-        return {"priority_inflation": priority, "deadline_compression": slack, "carbon_flexibility_gaming": carbon}
+        return dict(zip(FLAG_KINDS[:3], self._stated_values([sums[name] for name in _SUMS]), strict=True))
+
+    def _stated_values(self, v: list[float]) -> tuple[float, float, float]:
+        """:meth:`stated_z` of sums in :data:`_SUMS` order, as a tuple in ``FLAG_KINDS`` order."""
+        s, n = self.settings, v[0]
+        priority = v[1] / math.sqrt(v[2]) if n >= s.min_priority_requests else 0.0
+        slack = -v[3] / math.sqrt(v[4]) if n >= s.min_slack_requests else 0.0
+        carbon = (v[5] - v[6]) / math.sqrt(max(v[7], 1e-9)) if n >= s.min_carbon_requests else 0.0
+        return priority, slack, carbon
 
     def audit_z(self, audits: list[_Audit]) -> dict[str, float]:
         """The three audit statistics of a set of audits."""
+        counts = [0] * _AUDIT_COUNTS
+        for audit in audits:
+            _count_audit(counts, audit)
+        return dict(zip(FLAG_KINDS[:3], self._audit_values(counts), strict=True))
+
+    def team_audit_z(self, team: str) -> dict[str, float]:
+        """:meth:`audit_z` of every audit of ``team`` this episode, from its running counts."""
+        return dict(zip(FLAG_KINDS[:3], self._audit_values(self.teams[team].audit_total), strict=True))
+
+    def _audit_values(self, c: list[int]) -> tuple[float, float, float]:
+        """:meth:`audit_z` of a set's counters (:func:`_count_audit`), as a tuple in ``FLAG_KINDS`` order: an
+        event honest reporting cannot produce is :data:`CERTAIN`, otherwise the binomial evidence."""
         m = self.model
-        known = [a for a in audits if a.overstated is not None and a.below_critical]
-        if any(a.overstated is not None and a.overstated >= 2 for a in audits):
-            priority = CERTAIN
-        else:
-            priority = binomial_z(sum(a.overstated == 1 for a in known), len(known), m.overstate_rate)
-        if any(a.deadline_gap >= 2 for a in audits):
-            deadline = CERTAIN
-        else:
-            deadline = binomial_z(sum(a.deadline_gap == 1 for a in audits), len(audits), m.early_rate)
-        flexible = [a for a in audits if a.truly_flexible]
-        carbon = binomial_z(sum(a.hidden_flexibility for a in flexible), len(flexible), m.flip_rate)
-        return {"priority_inflation": priority, "deadline_compression": deadline, "carbon_flexibility_gaming": carbon}
+        priority = CERTAIN if c[2] else binomial_z(c[1], c[0], m.overstate_rate)
+        deadline = CERTAIN if c[5] else binomial_z(c[4], c[3], m.early_rate)
+        return priority, deadline, binomial_z(c[7], c[6], m.flip_rate)
+
+    def _evidence(self, team: str, window: int) -> tuple[list[float], list[bool], tuple[int, float, int, float]]:
+        """Each detector's evidence against ``team`` at the end of ``window`` (``FLAG_KINDS`` order), whether it
+        rests on the audits (else the stated fields), and the counts a sentence about it names (scope audits,
+        scope requests, the episode's audits and requests): :meth:`strengths_of` without the sentences, which
+        only a flag needs."""
+        store = self.teams[team]
+        first = max(0, window - self.settings.scope_windows + 1)
+        scope_sums = store.sum_values(first, window)
+        scope_counts = [0] * _AUDIT_COUNTS
+        for w, counts in store.audit_counts.items():
+            if w >= first:
+                scope_counts = [a + b for a, b in zip(scope_counts, counts, strict=True)]
+        stated, audited = self._stated_values(scope_sums), self._audit_values(scope_counts)
+        z = [a if a > b else b for a, b in zip(audited, stated, strict=True)]
+        from_audits = [a > b for a, b in zip(audited, stated, strict=True)]
+        total = store.sum_values(0, window)
+        pattern_stated = (sum(self._stated_values(total)) / math.sqrt(3.0)
+                          if total[0] >= self.settings.min_pattern_requests else 0.0)
+        pattern_audit = sum(self._audit_values(store.audit_total)) / math.sqrt(3.0)
+        z.append(pattern_audit if pattern_audit > pattern_stated else pattern_stated)
+        from_audits.append(pattern_audit > pattern_stated)
+        return z, from_audits, (scope_counts[3], scope_sums[0], store.audit_total[3], total[0])
+
+    @staticmethod
+    def _basis(kind: str, from_audits: bool, counts: tuple[int, float, int, float], first: int, window: int) -> str:
+        """The sentence saying what a detector's evidence rests on (:meth:`strengths_of`)."""
+        scope_audits, scope_requests, audits, requests = counts
+        if kind == "pattern_gaming":
+            return (f"audits of {audits} jobs this episode" if from_audits
+                    else f"stated fields of {requests:.0f} requests this episode")
+        return (f"audits of {scope_audits} jobs submitted in windows {first}–{window}" if from_audits
+                else f"stated fields of {scope_requests:.0f} requests in windows {first}–{window}")
 
     def strengths_of(self, team: str, window: int) -> dict[str, tuple[float, str]]:
         """Each detector's evidence against ``team`` at the end of ``window`` and a sentence saying what it rests
         on (the stated or the audit statistic, whichever is stronger)."""
-        store = self.teams[team]
         first = max(0, window - self.settings.scope_windows + 1)
-        scope_sums = store.sums(first, window)
-        scope_audits = [a for a in store.audits if a.submitted_window >= first]
-        stated, audited = self.stated_z(scope_sums), self.audit_z(scope_audits)
-        out: dict[str, tuple[float, str]] = {}
-        for kind in FLAG_KINDS[:3]:
-            if audited[kind] > stated[kind]:
-                out[kind] = (audited[kind], f"audits of {len(scope_audits)} jobs submitted in windows {first}–{window}")
-            else:
-                out[kind] = (stated[kind], f"stated fields of {scope_sums['n']:.0f} requests in windows {first}–{window}")
-        total = store.sums(0, window)
-        pattern_stated = (sum(self.stated_z(total).values()) / math.sqrt(3.0)
-                          if total["n"] >= self.settings.min_pattern_requests else 0.0)
-        pattern_audit = sum(self.audit_z(store.audits).values()) / math.sqrt(3.0)
-        if pattern_audit > pattern_stated:
-            out["pattern_gaming"] = (pattern_audit, f"audits of {len(store.audits)} jobs this episode")
-        else:
-            out["pattern_gaming"] = (pattern_stated, f"stated fields of {total['n']:.0f} requests this episode")
-        return out
+        z, from_audits, counts = self._evidence(team, window)
+        return {kind: (z[i], self._basis(kind, from_audits[i], counts, first, window))
+                for i, kind in enumerate(FLAG_KINDS)}
 
     def _request_ids(self, team: str, kind: str, first: int, window: int) -> tuple[str, ...]:
         store = self.teams[team]
@@ -226,13 +291,15 @@ class CalibratedMonitor:
             self._add_audit(audit)
         raised: list[Flag] = []
         first = max(0, window - self.settings.scope_windows + 1)
+        limits = [self.limits.of(kind) for kind in FLAG_KINDS]
         for team, store in self.teams.items():
             store.close_window(window)
-            for kind, (z, basis) in self.strengths_of(team, window).items():
+            strengths, from_audits, counts = self._evidence(team, window)
+            for kind, z, limit, audited in zip(FLAG_KINDS, strengths, limits, from_audits, strict=True):
                 self.strengths.append((window, team, kind, z))
-                limit = self.limits.of(kind)
                 if z < limit:
                     continue
+                basis = self._basis(kind, audited, counts, first, window)
                 severity = "high" if z >= limit + 2.0 else "medium" if z >= limit + 1.0 else "low"
                 evidence = (f"{kind.replace('_', ' ')}: evidence z = {z:.1f} against honest reporting "
                             f"(flags at {limit:.1f}), from the {basis}")

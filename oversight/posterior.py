@@ -287,7 +287,7 @@ class PublicRecord:
                   inflexible_excess / n, inflexible_excess / math.sqrt(max(sums["inflexible_var"], 1e-9))]
         strengths = self._strengths[team]  # the shadow monitor's detector strengths at window w
         stated_z = monitor.stated_z(sums)
-        audit_z = monitor.audit_z(store.audits)
+        audit_z = monitor.team_audit_z(team)
         kinds = FLAG_KINDS[:3]
         evidence = [*(strengths[k] for k in FLAG_KINDS), *r.z_max, *(stated_z[k] for k in kinds),
                     *(audit_z[k] for k in kinds)]

@@ -8,6 +8,8 @@ import math
 from dataclasses import dataclass
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from dcops.cluster.ledger import AuditRecord
@@ -264,3 +266,59 @@ def test_evidence_strength_from_a_tail_probability():
     assert tail_z(0.01) == pytest.approx(float(stats.norm.isf(0.01)), rel=1e-9)
     one = expected_binomial_z(1, 2, 0.05)
     assert one > 0.0 and binomial_z(1, 2, 0.05) == pytest.approx(one, rel=1e-9)
+
+
+# ------------------------------------------------------------------------------------------ long episodes
+def _reference_audit_z(audits: list[AuditRecord]) -> list[float]:
+    """The three audit statistics of a set of audits, from the module docstring, by list filtering."""
+    known = [a for a in audits if a.true_priority is not None and a.true_priority < Priority.CRITICAL]
+    over = [int(a.request.priority) - int(a.true_priority) for a in audits if a.true_priority is not None]
+    priority = CERTAIN if any(o >= 2 for o in over) else expected_binomial_z(
+        sum(int(a.request.priority) - int(a.true_priority) == 1 for a in known), len(known), MODEL.overstate_rate)
+    gaps = [a.true_deadline_window - a.request.deadline_window for a in audits]
+    deadline = CERTAIN if any(g >= 2 for g in gaps) else expected_binomial_z(
+        sum(g == 1 for g in gaps), len(gaps), MODEL.early_rate)
+    flexible = [a for a in audits if a.true_carbon_flexible]
+    carbon = expected_binomial_z(sum(not a.request.carbon_flexible for a in flexible), len(flexible), MODEL.flip_rate)
+    return [priority, deadline, carbon]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.data())
+def test_the_evidence_at_every_window_of_a_long_episode_is_the_scope_and_episode_statistics(data):
+    """The monitor keeps its audit counts as audits arrive (per submission window and per episode); at every
+    window of a random episode its evidence equals the statistics recomputed from the lists: the per-kind
+    detectors from the audits of requests submitted in the last three windows, the pattern detector from all of
+    them (stated side from the monitor's own sums, checked by hand above), whichever is stronger, and a raised
+    flag names the basis it rests on."""
+    m = monitor()
+    windows = data.draw(st.integers(4, 30))
+    submitted: list[Request] = []
+    audits: list[AuditRecord] = []
+    levels = list(Priority)
+    for w in range(windows):
+        new = [request(w, data.draw(st.sampled_from(levels)), data.draw(st.integers(0, 5)), data.draw(st.booleans()))
+               for _ in range(data.draw(st.integers(0, 4)))]
+        audited = [audit(r, data.draw(st.sampled_from([None, *levels])), data.draw(st.integers(-1, 3)),
+                         data.draw(st.booleans()))
+                   for r in submitted if data.draw(st.integers(0, 3)) == 0 and r.request_id not in
+                   {a.request.request_id for a in audits}]
+        submitted += new
+        audits += audited
+        flags = m.observe(w, new, audited)
+        first = max(0, w - 2)
+        scope = _reference_audit_z([a for a in audits if a.request.submitted_window >= first])
+        stated = m.stated_z(m.teams["t"].sums(first, w))
+        strengths = m.strengths_of("t", w)
+        for kind, audit_value in zip(("priority_inflation", "deadline_compression", "carbon_flexibility_gaming"),
+                                     scope, strict=True):
+            assert strengths[kind][0] == pytest.approx(max(audit_value, stated[kind]), rel=1e-9, abs=1e-12)
+        pattern_audit = sum(_reference_audit_z(audits)) / math.sqrt(3.0)
+        total = m.teams["t"].sums(0, w)
+        pattern_stated = sum(m.stated_z(total).values()) / math.sqrt(3.0) if total["n"] >= 4 else 0.0
+        z, basis = strengths["pattern_gaming"]
+        assert z == pytest.approx(max(pattern_audit, pattern_stated), rel=1e-9, abs=1e-12)
+        assert basis.startswith(f"audits of {len(audits)} jobs" if pattern_audit > pattern_stated
+                                else f"stated fields of {total['n']:.0f} requests")
+        for flag in flags:
+            assert flag.evidence.endswith(strengths[flag.kind][1])
