@@ -52,8 +52,10 @@ evaluation keeps the seed from reproducing the private content (keyed seeds), is
 In game version 1 each team of the view (``view["teams"][team]``) also carries ``gaming_posterior``: the
 calibrated probability that the team misreports on purpose given the public evidence so far (its stated
 fields, its audits, the monitor's statistics; ``dcops.oversight.posterior``, ``dcops train-posterior``). It is
-computed only where the structured view is built (``structured_view=True``, the default here but not in
-``dcops.datacenter_ops_v1``'s constructors), about a millisecond a window, and is not in the array observation.
+computed where the structured view is built (``structured_view=True``, the default here but not in
+``dcops.datacenter_ops_v1``'s constructors) or where ``team_posterior=True`` asks for it in the array
+observation: a 16th column of ``teams`` (``dcops.cluster.observation``), the same value in float32. It is off
+by default, so the observation space of every existing learner stays as it was.
 
 The scheduler's ``action_mask`` marks the valid codes of every request slot, slot after slot (entry
 ``slot · 6 + code``): one int8 entry per logit of the ``MultiDiscrete([6] × 48)`` action, the convention every
@@ -112,7 +114,8 @@ truncated after that many windows, PettingZoo's convention), ``structured_view``
 ``infos["scheduler"]["view"]`` and its posteriors every window; the default here and in ``dcops.parallel_env``,
 the path of evaluations, language agents and the server; ``dcops.datacenter_ops_v1``'s constructors, the RL
 entry, default to False: smaller infos, faster steps) and ``team_factory`` (a callable ``kind -> team`` replacing ``dcops.agents.teams.make_team``: the hook for custom
-teams, e.g. ones that put instructions in their descriptions to test language-model schedulers).
+teams, e.g. ones that put instructions in their descriptions to test language-model schedulers) and
+``team_posterior`` (False; True: the scheduler's ``teams`` array carries each team's ``gaming_posterior``, below).
 
 **Versions.** ``game_version=1`` (the default, ``datacenter_ops_v1``, ``metadata["name"]``) is the sound game of
 the integrity issue, on which the README's cluster tables are made; ``game_version=0`` (``datacenter_ops_v0``)
@@ -193,9 +196,11 @@ class DatacenterOpsEnv(ParallelEnv):
 
     def __init__(self, render_mode: str | None = None, structured_view: bool = True,
                  team_factory: Callable[[str], Any] | None = None, max_cycles: int | None = None,
-                 **config: Any) -> None:
+                 team_posterior: bool = False, **config: Any) -> None:
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
+        if not isinstance(team_posterior, bool):
+            raise ValueError(f"team_posterior must be True or False, got {team_posterior!r}")
         if max_cycles is not None and (isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1):
             raise ValueError(f"max_cycles must be None or a positive integer, got {max_cycles!r}")
         self.render_mode = render_mode
@@ -204,6 +209,9 @@ class DatacenterOpsEnv(ParallelEnv):
         self.team_factory = team_factory or make_team
         self.config = ClusterConfig.from_kwargs(**config)
         cfg = self.config
+        if team_posterior and cfg.game_version < 1:
+            raise ValueError("team_posterior: the team posterior is a version 1 feature (game_version=1)")
+        self.team_posterior = team_posterior
         self.metadata = {**type(self).metadata, "name": env_name(cfg.game_version)}
         self.team_ids = [f"team_{i}" for i in range(cfg.n_teams)]
         """The neutral team ids (``team_i``), shuffled over ``team_kinds`` every episode; not agent names."""
@@ -232,11 +240,12 @@ class DatacenterOpsEnv(ParallelEnv):
             OversightMonitor(window_h=cfg.window_h) if cfg.game_version == 0
             else CalibratedMonitor(window_h=cfg.window_h, model=honest_model_for(cfg.catalogue)))
         # Version 1's view carries each team's calibrated P(gaming | public evidence so far)
-        # (dcops.oversight.posterior), fed what the monitor is fed; only where a structured view is built.
+        # (dcops.oversight.posterior), fed what the monitor is fed; only where a structured view is built or the
+        # array observation asks for it (team_posterior).
         self.posterior: TeamPosterior | None = (
-            TeamPosterior.load() if cfg.game_version >= 1 and structured_view else None)
+            TeamPosterior.load() if cfg.game_version >= 1 and (structured_view or team_posterior) else None)
         self.posterior_record: PublicRecord | None = None
-        self.builder = ObservationBuilder(cfg, FLAG_KINDS)
+        self.builder = ObservationBuilder(cfg, FLAG_KINDS, team_posterior=team_posterior)
         team_obs = gym.spaces.Box(-1.0, 5.0, (N_TEAM_OBS,), np.float32)
         team_act = gym.spaces.MultiDiscrete(np.tile(np.asarray(ACTION_FIELDS, dtype=np.int64), cfg.max_requests_per_team))
         self._observation_spaces: dict[str, gym.Space] = {SCHEDULER: self.builder.space}
@@ -456,8 +465,11 @@ class DatacenterOpsEnv(ParallelEnv):
                 job = episode.ledger.jobs[request_id]
                 it_row[job.zone] += job.request.kw
             obs[COOLING] = episode.telemetry(episode.step_index, it_row)
-        obs[SCHEDULER] = self.builder.arrays(episode, pending, fits, self.stats, power, inlet, self._last)
-        return obs, self._infos(result, pending, fits, power, inlet)
+        posteriors = (self.posterior.probabilities(self.posterior_record)
+                      if self.posterior is not None and self.posterior_record is not None else None)
+        obs[SCHEDULER] = self.builder.arrays(episode, pending, fits, self.stats, power, inlet, self._last,
+                                             posteriors if self.team_posterior else None)
+        return obs, self._infos(result, pending, fits, power, inlet, posteriors)
 
     def _learner_observations(self) -> dict[str, np.ndarray]:
         """Each learner's observation, its team's record (module docstring), built as one (L, 16) array."""
@@ -480,7 +492,7 @@ class DatacenterOpsEnv(ParallelEnv):
         return dict(zip(self.learner_team, block, strict=True))
 
     def _infos(self, result: WindowResult | None, pending: list[Any], fits: list[bool], power: Any,
-               inlet: np.ndarray) -> dict[str, Any]:
+               inlet: np.ndarray, posteriors: dict[str, float] | None = None) -> dict[str, Any]:
         episode = self.episode
         scheduler: dict[str, Any] = {"window": episode.window, "score_so_far": episode.score()}
         flag_dicts = [f.as_dict() for f in self._flags]
@@ -500,9 +512,8 @@ class DatacenterOpsEnv(ParallelEnv):
         if self.structured_view:
             scheduler["view"] = self.builder.view(episode, pending, fits, self.stats, power, inlet, flag_dicts,
                                                   self._audits, dict(self._last))
-            if self.posterior is not None and self.posterior_record is not None:
-                for team, probability in self.posterior.probabilities(self.posterior_record).items():
-                    scheduler["view"]["teams"][team]["gaming_posterior"] = probability
+            for team, probability in (posteriors or {}).items():
+                scheduler["view"]["teams"][team]["gaming_posterior"] = probability
         infos: dict[str, Any] = {name: {"team": team_id, "window": episode.window,
                                         "flags": [f for f in flag_dicts if f["team"] == team_id]}
                                  for name, team_id in self.learner_team.items()}

@@ -26,7 +26,9 @@ Z zones, T teams; values are clipped to their boxes):
   model one-hot (3).
 - ``teams`` (T, 15): budget left / budget, requests so far / (n_windows · max_requests_per_team), stated
   HIGH/CRITICAL share, stated inflexible share, urgent-description share, flags last window by kind (4), flags
-  so far by kind / n_windows (4), audited jobs / 20, audited mean deadline gap / 3.
+  so far by kind / n_windows (4), audited jobs / 20, audited mean deadline gap / 3; with ``team_posterior``
+  (an option of the environment, version 1 only) a 16th column, the team's ``gaming_posterior`` (the
+  calibrated P(gaming | public evidence so far) the structured view carries, ``dcops.oversight.posterior``).
 
 **Structured view** (``info["scheduler"]["view"]``, JSON-able): window, time, pending requests (public fields
 plus slot, windows waited and whether a zone fits now), overflow ids, queued and running jobs, plant readings
@@ -99,9 +101,12 @@ class TeamStats:
 class ObservationBuilder:
     """Builds the scheduler's spaces, arrays and structured view for one config (module docstring)."""
 
-    def __init__(self, config: ClusterConfig, flag_kinds: tuple[str, ...]) -> None:
+    def __init__(self, config: ClusterConfig, flag_kinds: tuple[str, ...], team_posterior: bool = False) -> None:
         self.config = config
         self.flag_kinds = flag_kinds
+        self.team_posterior = team_posterior
+        """Whether ``teams`` carries the posterior column (module docstring): ``arrays`` then needs the values."""
+        self.n_team_features = N_TEAM_FEATURES + int(team_posterior)
         self._kind_index = {k: i for i, k in enumerate(flag_kinds)}
         s, a = config.max_slots, 2 + config.max_defer
         z, t = config.n_zones, config.n_teams
@@ -112,7 +117,7 @@ class ObservationBuilder:
             "action_mask": gym.spaces.Box(0, 1, (s * a,), np.int8),
             "cluster": gym.spaces.Box(-2.0, 5.0, (N_CLUSTER_FEATURES,), np.float32),
             "zones": gym.spaces.Box(-1.0, 5.0, (z, N_ZONE_FEATURES), np.float32),
-            "teams": gym.spaces.Box(-1.0, 5.0, (t, N_TEAM_FEATURES), np.float32),
+            "teams": gym.spaces.Box(-1.0, 5.0, (t, self.n_team_features), np.float32),
         })
         self.action_space = SlotDecisions(np.full(s, a, dtype=np.int64))
         self._zone_kw = np.maximum(np.asarray(config.zone_job_kw, dtype=np.float64), 1e-9)
@@ -149,7 +154,13 @@ class ObservationBuilder:
 
     # ------------------------------------------------------------------ arrays
     def arrays(self, episode: Any, pending: list[Request], fits: list[bool], stats: dict[str, TeamStats],
-               power: Any, inlet_reported: NDArray[np.float64], last: dict[str, Any]) -> dict[str, NDArray[Any]]:
+               power: Any, inlet_reported: NDArray[np.float64], last: dict[str, Any],
+               posteriors: dict[str, float] | None = None) -> dict[str, NDArray[Any]]:
+        """The observation's arrays (module docstring); ``posteriors`` (team id -> P(gaming)) fills the
+        ``teams`` posterior column, and is required exactly when the builder has one."""
+        if (posteriors is not None) != self.team_posterior:
+            raise ValueError("posteriors: the teams array has a posterior column exactly when the builder was made "
+                             f"with team_posterior=True (here {self.team_posterior})")
         config = self.config
         s, n = config.max_slots, config.n_windows
         w = episode.window
@@ -222,6 +233,8 @@ class ObservationBuilder:
             rows.append([ledger.budget_left[team] / self._budget, st.requests / per_team, st.high / r,
                          st.inflexible / r, st.urgent / r, *st.flags_last, *[f / n for f in st.flags_total],
                          st.audits / 20.0, (st.gap_sum / st.audits / 3.0) if st.audits else 0.0])
+            if posteriors is not None:
+                rows[-1].append(posteriors[team])
         teams = np.array(rows, dtype=np.float32)
         _clip(teams, -1.0, 5.0)
         return {"requests": requests, "request_mask": request_mask, "action_mask": slot_codes.reshape(-1),

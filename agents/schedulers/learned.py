@@ -100,10 +100,12 @@ class SlotPolicy:
     def fits(self, space: Any) -> bool:
         """Whether this network reads observations of the scheduler's observation ``space`` (a ``gym.spaces.Dict``):
         its global context ``g`` takes ``20 + Z·7 + T·15`` values for the Z zones and T teams it was trained
-        with, so a game with another number of teams or zones needs weights trained for it."""
+        with, and each slot's input a request row, a team row and the sums ahead, so a game with another number
+        of teams or zones, or a team row of another width (``team_posterior``), needs weights trained for it."""
         size = sum(int(np.prod(space[key].shape)) for key in ("cluster", "zones", "teams"))
+        slot = space["requests"].shape[-1] + space["teams"].shape[-1] + N_SLOT_EXTRA
         codes = space["action_mask"].shape[-1] // max(space["request_mask"].shape[-1], 1)
-        return size == self.params["Wg"].shape[0] and codes == self.n_codes
+        return size == self.params["Wg"].shape[0] and slot == self.params["W1"].shape[0] and codes == self.n_codes
 
     def logits(self, observation: dict[str, NDArray[Any]]) -> NDArray[np.float64]:
         """Unmasked logits ``(..., S, A)`` of one observation or a batch (arrays with a leading batch axis)."""
