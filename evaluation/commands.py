@@ -152,7 +152,7 @@ def _check_family_schedulers(schedulers: list[str], families: list[str]) -> None
             network = getattr(policy, "policy", None)
             if network is not None and hasattr(network, "fits"):
                 space = space or dcops.parallel_env(scenario=family).observation_space("scheduler")
-                if not network.fits(space):
+                if not network.fits(space, posterior_from_view=True):  # evaluation envs build the view
                     raise ValueError(f"{name!r} cannot read family {family!r}'s observation (its teams or zones "
                                      "differ from those the network was trained with)")
 

@@ -43,6 +43,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
+N_REQUEST_FEATURES = 26
+"""Request features per slot (``dcops.cluster.observation.N_REQUEST_FEATURES``; a test checks they agree)."""
 WEIGHTS_PACKAGE = "dcops.agents.schedulers"
 WEIGHTS_NPZ = "data/ppo_scheduler.npz"
 WEIGHTS_JSON = "data/ppo_scheduler.json"
@@ -97,13 +99,23 @@ class SlotPolicy:
     def n_codes(self) -> int:
         return int(self.params["b3"].shape[0])
 
-    def fits(self, space: Any) -> bool:
+    @property
+    def n_team_features(self) -> int:
+        """Features per team row the network reads: 15, or 16 for one trained with the team posterior."""
+        return int(self.params["W1"].shape[0]) - N_REQUEST_FEATURES - N_SLOT_EXTRA
+
+    def fits(self, space: Any, posterior_from_view: bool = False) -> bool:
         """Whether this network reads observations of the scheduler's observation ``space`` (a ``gym.spaces.Dict``):
         its global context ``g`` takes ``20 + Z·7 + T·15`` values for the Z zones and T teams it was trained
         with, and each slot's input a request row, a team row and the sums ahead, so a game with another number
-        of teams or zones, or a team row of another width (``team_posterior``), needs weights trained for it."""
-        size = sum(int(np.prod(space[key].shape)) for key in ("cluster", "zones", "teams"))
-        slot = space["requests"].shape[-1] + space["teams"].shape[-1] + N_SLOT_EXTRA
+        of teams or zones, or a team row of another width (``team_posterior``), needs weights trained for it.
+        ``posterior_from_view``: a network that reads the team posterior may take it from the structured view
+        where the space's rows lack it (:meth:`LearnedScheduler.decide`)."""
+        n_teams, width = space["teams"].shape
+        if posterior_from_view and self.n_team_features == width + 1:
+            width += 1
+        size = sum(int(np.prod(space[key].shape)) for key in ("cluster", "zones")) + n_teams * width
+        slot = space["requests"].shape[-1] + width + N_SLOT_EXTRA
         codes = space["action_mask"].shape[-1] // max(space["request_mask"].shape[-1], 1)
         return size == self.params["Wg"].shape[0] and slot == self.params["W1"].shape[0] and codes == self.n_codes
 
@@ -226,5 +238,22 @@ class LearnedScheduler:
             self.policy = family_policy(self.family) if self.family else shipped_policy()
 
     def decide(self, view: Any, observation: dict[str, NDArray[Any]]) -> NDArray[np.int64]:
-        """The window's array action from the observation alone (``view`` is ignored)."""
+        """The window's array action from the observation. ``view`` is read only by a network trained with the
+        team posterior when the observation's ``teams`` lacks that column: each team's ``gaming_posterior`` is
+        appended from the view (in float32, the value ``team_posterior=True`` gives); otherwise it is ignored."""
+        teams = np.asarray(observation["teams"])
+        if self.policy.n_team_features == teams.shape[-1] + 1:
+            observation = {**observation, "teams": with_view_posterior(teams, view)}
         return self.policy.act(observation)
+
+
+def with_view_posterior(teams: NDArray[Any], view: Any) -> NDArray[np.float32]:
+    """``teams`` (T, 15) with each team's ``gaming_posterior`` from the structured view appended, rows in the
+    observation's team order (``team_0`` … ``team_{T-1}``). ``ValueError`` where the view carries none."""
+    try:
+        column = [view["teams"][f"team_{i}"]["gaming_posterior"] for i in range(teams.shape[-2])]
+    except (KeyError, TypeError):
+        raise ValueError("view: this network reads each team's gaming_posterior, which neither the observation "
+                         "nor the view carries; build the environment with structured_view=True (version 1) or "
+                         "team_posterior=True") from None
+    return np.concatenate([teams, np.asarray(column, dtype=np.float32)[:, None]], axis=-1)

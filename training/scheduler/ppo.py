@@ -87,11 +87,13 @@ class SlotActorCritic(nn.Module):
     """Torch twin of :class:`dcops.agents.schedulers.learned.SlotPolicy` (same parameter names), plus a critic:
     ``tanh([pooled slots, global embedding] Wv + bv)`` (the value head is SB3's ``value_net``)."""
 
-    def __init__(self, n_slots: int, n_zones: int, n_teams: int, n_codes: int, hidden: int) -> None:
+    def __init__(self, n_slots: int, n_zones: int, n_teams: int, n_codes: int, hidden: int,
+                 n_team_features: int = N_TEAM_FEATURES) -> None:
         super().__init__()
         self.n_slots, self.n_zones, self.n_teams, self.n_codes = n_slots, n_zones, n_teams, n_codes
-        n_slot_in = N_REQUEST_FEATURES + N_TEAM_FEATURES + N_SLOT_EXTRA
-        n_global = N_CLUSTER_FEATURES + n_zones * N_ZONE_FEATURES + n_teams * N_TEAM_FEATURES
+        self.n_team_features = n_team_features  # 15, or 16 with the team posterior (dcops.env team_posterior)
+        n_slot_in = N_REQUEST_FEATURES + n_team_features + N_SLOT_EXTRA
+        n_global = N_CLUSTER_FEATURES + n_zones * N_ZONE_FEATURES + n_teams * n_team_features
         self.glob = nn.Linear(n_global, hidden)  # Wg, bg
         self.slot1 = nn.Linear(n_slot_in, hidden)  # W1, b1
         self.ctx1 = nn.Linear(hidden, hidden, bias=False)  # U1
@@ -103,11 +105,10 @@ class SlotActorCritic(nn.Module):
         self.latent_dim_vf = hidden
 
     def _unpack(self, features: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        s, z, t = self.n_slots, self.n_zones, self.n_teams
-        sizes = [s * N_REQUEST_FEATURES, s, N_CLUSTER_FEATURES, z * N_ZONE_FEATURES, t * N_TEAM_FEATURES]
+        s, z, t, f = self.n_slots, self.n_zones, self.n_teams, self.n_team_features
+        sizes = [s * N_REQUEST_FEATURES, s, N_CLUSTER_FEATURES, z * N_ZONE_FEATURES, t * f]
         requests, valid, cluster, zones, teams = torch.split(features, sizes, dim=1)
-        return (requests.view(-1, s, N_REQUEST_FEATURES), valid, cluster, zones,
-                teams.view(-1, t, N_TEAM_FEATURES))
+        return (requests.view(-1, s, N_REQUEST_FEATURES), valid, cluster, zones, teams.view(-1, t, f))
 
     def _encode(self, features: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         """Per-slot embeddings ``e``, their masked mean, the global embedding, the valid mask (numpy twin:
@@ -115,7 +116,7 @@ class SlotActorCritic(nn.Module):
         requests, valid, cluster, zones, teams = self._unpack(features)
         n_teams = teams.shape[1]
         index = torch.round(requests[..., 1] * (n_teams - 1)).clamp(0, n_teams - 1).long()
-        team_rows = torch.gather(teams, 1, index[..., None].expand(-1, -1, N_TEAM_FEATURES))
+        team_rows = torch.gather(teams, 1, index[..., None].expand(-1, -1, self.n_team_features))
         priority = requests[..., 18]
         kw = requests[..., 12] * valid
         s = requests.shape[1]
@@ -173,7 +174,8 @@ class SlotScoringPolicy(MaskableMultiInputActorCriticPolicy):
         space = self.observation_space
         n_slots = space["requests"].shape[0]
         self.mlp_extractor = SlotActorCritic(n_slots, space["zones"].shape[0], space["teams"].shape[0],
-                                             int(space["action_mask"].shape[0]) // n_slots, self._hidden)
+                                             int(space["action_mask"].shape[0]) // n_slots, self._hidden,
+                                             space["teams"].shape[1])
 
     def _build(self, lr_schedule: Any) -> None:
         super()._build(lr_schedule)
@@ -200,8 +202,9 @@ class MixedScenarioEnv(gym.Env):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, family: str = MATRIX) -> None:
+    def __init__(self, family: str = MATRIX, team_posterior: bool = False) -> None:
         self.family = family
+        self.team_posterior = team_posterior
         self._envs: dict[tuple[str, ...], Any] = {}
         self._env = self._scenario_env(validation_split(1, family)[0])
         self.observation_space = self._env.observation_space
@@ -210,9 +213,10 @@ class MixedScenarioEnv(gym.Env):
     def _scenario_env(self, seed: int) -> Any:
         from dcops.env import SchedulerEnv
 
-        key = episode_key(seed, self.family)
+        key = episode_key(seed, self.family, self.team_posterior)
         if key not in self._envs:
-            self._envs[key] = SchedulerEnv(structured_view=False, **episode_env_kwargs(seed, self.family))
+            self._envs[key] = SchedulerEnv(structured_view=False,
+                                           **episode_env_kwargs(seed, self.family, self.team_posterior))
         return self._envs[key]
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -229,24 +233,26 @@ class MixedScenarioEnv(gym.Env):
         return self._env.action_masks()
 
 
-def _monitored(family: str = MATRIX) -> gym.Env:
+def _monitored(family: str = MATRIX, team_posterior: bool = False) -> gym.Env:
     """A :class:`MixedScenarioEnv` under SB3's ``Monitor`` (the rollout's episode returns: sums of window rewards;
     it replaces the environment's own ``info["episode"]`` summary at the end, which training does not read)."""
     from stable_baselines3.common.monitor import Monitor
 
-    return Monitor(MixedScenarioEnv(family))
+    return Monitor(MixedScenarioEnv(family, team_posterior))
 
 
-def play_validation(policy: SlotPolicy, seeds: list[int], family: str = MATRIX) -> np.ndarray:
-    """Episode scores of the numpy policy played greedily on ``seeds`` (each in its own scenario, or ``family``)."""
+def play_validation(policy: SlotPolicy, seeds: list[int], family: str = MATRIX,
+                    team_posterior: bool = False) -> np.ndarray:
+    """Episode scores of the numpy policy played greedily on ``seeds`` (each in its own scenario, or ``family``;
+    ``team_posterior``: the observation the policy was trained on carries the team posterior)."""
     from dcops.env import SchedulerEnv
 
     envs: dict[tuple[str, ...], Any] = {}
     scores = []
     for seed in seeds:
-        key = episode_key(seed, family)
+        key = episode_key(seed, family, team_posterior)
         if key not in envs:
-            envs[key] = SchedulerEnv(structured_view=False, **episode_env_kwargs(seed, family))
+            envs[key] = SchedulerEnv(structured_view=False, **episode_env_kwargs(seed, family, team_posterior))
         env = envs[key]
         obs, info = env.reset(seed=seed)
         done = False
@@ -414,7 +420,7 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
     ckpt = out / "checkpoint"
     if resume and not (ckpt / "state.json").exists():
         raise FileNotFoundError(f"resume: no checkpoint at {ckpt} to resume (run without --resume to start one)")
-    check_data_family(data_dir, config.family)
+    check_data_family(data_dir, config.family, config.team_posterior)
     ckpt.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
     torch.manual_seed(config.seed)
@@ -427,7 +433,7 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
     val_seeds = validation_split(config.n_validation_seeds, config.family)
     reference = baseline_scores(val_seeds, family=config.family)
     say(f"priority_threshold on {len(val_seeds)} validation seeds: {reference.mean():+.4f}")
-    vec_env = DummyVecEnv([partial(_monitored, config.family) for _ in range(config.n_envs)])
+    vec_env = DummyVecEnv([partial(_monitored, config.family, config.team_posterior) for _ in range(config.n_envs)])
     vec_env.seed(config.seed)
     state_path = ckpt / "state.json"
     if resume:
@@ -467,7 +473,7 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
         accuracy = {"train": bc_accuracy(bc_policy, train), "validation": bc_accuracy(bc_policy, validation)}
         say(f"BC accuracy on validation: {accuracy['validation']['decision_accuracy']:.3f} of decisions, "
             f"{accuracy['validation']['window_accuracy']:.3f} of windows")
-        bc_scores = play_validation(bc_policy, val_seeds, config.family)
+        bc_scores = play_validation(bc_policy, val_seeds, config.family, config.team_posterior)
         bc_policy.save(out / "bc_scheduler.npz")
         soften(model, config.warm_start_temperature)
         best = bc_policy
@@ -485,7 +491,7 @@ def train_scheduler_ppo(data_dir: str | Path, out: str | Path, config: Scheduler
 
     def evaluate(step: int, episode_reward: float) -> None:
         policy = export(model)
-        scores = play_validation(policy, val_seeds, config.family)
+        scores = play_validation(policy, val_seeds, config.family, config.team_posterior)
         row = _curve_row(step, scores, reference, episode_reward,
                          time.perf_counter() - started)
         state["curve"].append(row)
@@ -543,9 +549,9 @@ def config_differences(saved: dict[str, Any], config: SchedulerPPOConfig) -> lis
     return sorted(k for k, v in asdict(config).items() if k != "timesteps" and saved.get(k, defaults[k]) != v)
 
 
-def check_data_family(data_dir: str | Path, family: str) -> None:
-    """Refuse teacher data of another family than the run's (``ValueError`` naming ``family``); data with no
-    manifest are left to fail where they are read."""
+def check_data_family(data_dir: str | Path, family: str, team_posterior: bool = False) -> None:
+    """Refuse teacher data of another family than the run's (``ValueError`` naming ``family``), or recorded with
+    another observation (``team_posterior``); data with no manifest are left to fail where they are read."""
     manifest = _manifest(data_dir)
     if not manifest:
         return
@@ -553,6 +559,11 @@ def check_data_family(data_dir: str | Path, family: str) -> None:
     if found != family:
         raise ValueError(f"family: the teacher data in {data_dir} are of {found or 'the matrix'!r}, the run asks for "
                          f"{family or 'the matrix'!r}")
+    recorded = bool(manifest.get("team_posterior", False))
+    if recorded != team_posterior:
+        raise ValueError(f"team_posterior: the teacher data in {data_dir} were recorded "
+                         f"{'with' if recorded else 'without'} the team posterior column, the run asks for "
+                         f"{'it' if team_posterior else 'none'} (dcops scheduler-teacher --team-posterior)")
 
 
 def _curve_row(step: int, scores: np.ndarray, reference: np.ndarray, episode_reward: float,

@@ -45,6 +45,8 @@ def _teacher_arguments(parser: argparse.ArgumentParser) -> None:
     p("--planner-starts", type=_csv, default=("electrical", "probe"),
       help="truth planner: start budgets (default electrical,probe)")
     p("--workers", type=int, default=1, help="worker processes (default 1)")
+    p("--team-posterior", action="store_true", help="record the observation with each team's gaming_posterior "
+      "as a 16th team feature (dcops.parallel_env(team_posterior=True)), for train-scheduler-ppo --team-posterior")
     p("--no-progress", action="store_true", help="no progress bar")
 
 
@@ -57,7 +59,7 @@ def _teacher_run(args: argparse.Namespace) -> int:
         manifest = build_teacher_dataset(args.out, args.seeds, args.validation_seeds, teachers=args.teachers,
                                          workers=args.workers, progress=not args.no_progress,
                                          planner_passes=args.planner_passes, planner_starts=args.planner_starts,
-                                         family=args.family)
+                                         family=args.family, team_posterior=args.team_posterior)
     except ValueError as error:
         raise SystemExit(f"dcops scheduler-teacher: {error}") from None
     print(json.dumps(manifest["teachers"], indent=2))
@@ -78,6 +80,9 @@ def _train_arguments(parser: argparse.ArgumentParser) -> None:
       help="also copy the chosen weights and recipe to the package (agents/schedulers/data/ppo_scheduler.*, or "
       "with --family ppo_scheduler_<family>.*, which the skill ladder's ppo rung plays on that family)")
     for name, default in vars(SchedulerPPOConfig()).items():
+        if isinstance(default, bool):  # a switch (argparse's type=bool would read "False" as True)
+            p(f"--{name.replace('_', '-')}", action="store_true", help="(default off)")
+            continue
         kind = type(default) if default is not None else float
         p(f"--{name.replace('_', '-')}", type=kind, default=default, help=f"(default {default})")
 

@@ -44,6 +44,9 @@ class SchedulerPPOConfig:
     :param eval_every: PPO steps between validation evaluations.
     :param n_validation_seeds: validation seeds ``2000 …`` (every 42 consecutive seeds cover every scenario); a
         family's: its first ladder seed + 700 … (``dcops.training.scheduler.search.validation_seeds``).
+    :param team_posterior: the network reads each team's ``gaming_posterior`` as a 16th team feature (the
+        environment's ``team_posterior=True``; the teacher data must be recorded with it,
+        ``dcops scheduler-teacher --team-posterior``).
     """
 
     seed: int = 0
@@ -70,6 +73,7 @@ class SchedulerPPOConfig:
     target_kl: float | None = 0.03
     eval_every: int = 10_000
     n_validation_seeds: int = 84
+    team_posterior: bool = False
 
     def __post_init__(self) -> None:
         """Refuse settings that would fail late (after minutes of cloning or training), naming the field."""
@@ -86,6 +90,9 @@ class SchedulerPPOConfig:
         if on_family and self.n_validation_seeds > MAX_FAMILY_VALIDATION_SEEDS:
             raise ValueError(f"n_validation_seeds: a family has {MAX_FAMILY_VALIDATION_SEEDS} validation seeds, "
                              f"got {self.n_validation_seeds}")
+        if self.dagger_rounds and self.team_posterior:
+            raise ValueError("dagger_rounds: DAgger's visited windows are recorded without the team posterior; "
+                             "it is not offered with team_posterior")
         if self.dagger_rounds and self.teacher != "priority_threshold":
             raise ValueError("dagger_rounds: DAgger needs a public teacher that can label any window "
                              "(teacher='priority_threshold')")
@@ -102,5 +109,7 @@ class SchedulerPPOConfig:
                 raise ValueError(f"{name}: must be a finite number above 0, got {value}")
         if not 0.0 <= self.gamma <= 1.0 or not 0.0 <= self.gae_lambda <= 1.0:
             raise ValueError(f"gamma and gae_lambda: must be in [0, 1], got {self.gamma} and {self.gae_lambda}")
+        if not isinstance(self.team_posterior, bool):
+            raise ValueError(f"team_posterior: must be True or False, got {self.team_posterior!r}")
         if self.target_kl is not None and not self.target_kl > 0:
             raise ValueError(f"target_kl: must be above 0 or None, got {self.target_kl}")

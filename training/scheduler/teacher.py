@@ -5,7 +5,8 @@ records, for every admission window:
 
 - the scheduler's **public observation exactly as** ``dcops.env.SchedulerEnv`` **gives it**: the arrays of
   ``dcops.cluster.observation`` (``requests`` (S, 26), ``request_mask`` (S,), ``action_mask`` (S · A,),
-  ``cluster`` (20,), ``zones`` (Z, 7), ``teams`` (T, 15)), the dict the learned policy reads, key by key;
+  ``cluster`` (20,), ``zones`` (Z, 7), ``teams`` (T, 15), or (T, 16) with ``--team-posterior``: the teams'
+  ``gaming_posterior`` as a last column), the dict the learned policy reads, key by key;
 - the teacher's decisions as **per-slot codes** of the array action (``dcops.cluster.decisions``: 0 ACCEPT,
   1 REJECT, 1 + k DEFER by k windows; empty slots 0): :func:`decisions_to_codes`;
 - the window reward, and the seed, window, mix and condition.
@@ -121,15 +122,19 @@ def scenario_env_kwargs(seed: int, n_windows: int = 8) -> dict[str, Any]:
     return env_kwargs(mix, condition, n_windows, game_version=1)
 
 
-def episode_key(seed: int, family: str = MATRIX) -> tuple[str, ...]:
-    """What distinguishes the environment a seed plays in: ``(family,)``, or the matrix's (mix, condition)."""
-    return (family,) if family != MATRIX else scenario_of(seed)
+def episode_key(seed: int, family: str = MATRIX, team_posterior: bool = False) -> tuple[str, ...]:
+    """What distinguishes the environment a seed plays in: ``(family,)``, or the matrix's (mix, condition)
+    (and ``"team_posterior"`` after it where the observation carries the team posterior)."""
+    key = (family,) if family != MATRIX else scenario_of(seed)
+    return (*key, "team_posterior") if team_posterior else key
 
 
-def episode_env_kwargs(seed: int, family: str = MATRIX) -> dict[str, Any]:
+def episode_env_kwargs(seed: int, family: str = MATRIX, team_posterior: bool = False) -> dict[str, Any]:
     """``dcops.parallel_env`` / ``SchedulerEnv`` keyword arguments of the environment ``seed`` plays in: the
-    family's, as the skill ladder builds it (``dcops.evaluation.ladder.family_env``), or the matrix's."""
-    return {"scenario": check_family(family)} if family != MATRIX else scenario_env_kwargs(seed)
+    family's, as the skill ladder builds it (``dcops.evaluation.ladder.family_env``), or the matrix's; with
+    ``team_posterior`` the observation's ``teams`` carries each team's ``gaming_posterior`` (``dcops.env``)."""
+    kwargs = {"scenario": check_family(family)} if family != MATRIX else scenario_env_kwargs(seed)
+    return {**kwargs, "team_posterior": True} if team_posterior else kwargs
 
 
 def decisions_to_codes(decisions: Any, view: dict[str, Any], max_slots: int, max_defer: int) -> tuple[np.ndarray, int]:
@@ -195,23 +200,23 @@ def record_episode(env: Any, decide: Callable[[dict[str, Any]], Any], seed: int)
 _ENVS: dict[tuple[str, ...], Any] = {}
 
 
-def _scenario_env(seed: int, family: str = MATRIX) -> Any:
+def _scenario_env(seed: int, family: str = MATRIX, team_posterior: bool = False) -> Any:
     """The seed's scenario environment (cached per process, as the evaluation's runner caches its own)."""
-    key = episode_key(seed, family)
+    key = episode_key(seed, family, team_posterior)
     if key not in _ENVS:
         import dcops
 
-        _ENVS[key] = dcops.parallel_env(**episode_env_kwargs(seed, family))
+        _ENVS[key] = dcops.parallel_env(**episode_env_kwargs(seed, family, team_posterior))
     return _ENVS[key]
 
 
-def teacher_episode(task: tuple[str, int, int, tuple[str, ...], str]) -> dict[str, Any]:
-    """One (teacher, seed, planner passes, planner starts, family): the recorded episode (:func:`record_episode`)
-    plus the teacher's own score (for the truth planner, its best structured run's; the recorded replay of its
-    plan can differ where a DEFER was clipped or a request overflowed the slots). Module-level, so worker
-    processes can run it."""
-    teacher, seed, passes, starts, family = task
-    env = _scenario_env(seed, family)
+def teacher_episode(task: tuple[Any, ...]) -> dict[str, Any]:
+    """One (teacher, seed, planner passes, planner starts, family[, team_posterior]): the recorded episode
+    (:func:`record_episode`) plus the teacher's own score (for the truth planner, its best structured run's; the
+    recorded replay of its plan can differ where a DEFER was clipped or a request overflowed the slots).
+    Module-level, so worker processes can run it."""
+    teacher, seed, passes, starts, family, *rest = task
+    env = _scenario_env(seed, family, bool(rest and rest[0]))
     started = time.perf_counter()
     if teacher == "truth_planner":
         from dcops.evaluation.truth_planner import PlanFollower, play_truth_planner
@@ -253,7 +258,7 @@ def _write_shard(path: Path, record: dict[str, Any]) -> None:
 def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
                           teachers: Sequence[str] = TEACHERS, workers: int = 1, progress: bool = True,
                           planner_passes: int = 4, planner_starts: tuple[str, ...] = ("electrical", "probe"),
-                          family: str = MATRIX) -> dict[str, Any]:
+                          family: str = MATRIX, team_posterior: bool = False) -> dict[str, Any]:
     """Play every missing (teacher, seed), then merge the shards of each (teacher, split) and write the manifest
     (module docstring); a manifest already in ``out`` keeps its entries of the teachers not played here. Returns
     the manifest.
@@ -263,6 +268,8 @@ def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
         defaults; ``2`` and ``("electrical",)`` take about a third of that.
     :param planner_starts: the truth planner's start budgets.
     :param family: a scenario family to play every seed in (module docstring), or :data:`MATRIX`.
+    :param team_posterior: record the observation with the team posterior column (``dcops.env``'s
+        ``team_posterior``), for a student that reads it (``SchedulerPPOConfig.team_posterior``).
     """
     from dcops.evaluation.play import save_each
 
@@ -276,6 +283,9 @@ def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
     if previous and previous.get("family", MATRIX) != family:
         # Shards are reused by (teacher, seed): episodes of another family would mislabel the dataset.
         raise ValueError(f"family: {out} holds data of {previous.get('family') or 'the matrix'!r}; use another --out")
+    if previous and bool(previous.get("team_posterior", False)) != team_posterior:
+        raise ValueError(f"team_posterior: {out} holds observations {'with' if not team_posterior else 'without'} "
+                         "the team posterior column; use another --out")
     planner = {"passes": planner_passes, "starts": list(planner_starts)}
     recorded = previous.get("teachers", {}).get("truth_planner", {}).get("planner")
     if "truth_planner" in teachers and recorded is not None and recorded != planner:
@@ -284,7 +294,7 @@ def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
                          f"use the same settings or another --out (asked: {planner})")
     # Teacher by teacher, each over its training seeds and then its validation seeds; shards already on disk
     # are kept, so a stopped run resumes where it stopped.
-    tasks = [(t, s, planner_passes, tuple(planner_starts), family) for t in teachers
+    tasks = [(t, s, planner_passes, tuple(planner_starts), family, team_posterior) for t in teachers
              for s in sorted(splits["train"] + splits["validation"]) if not _shard_path(out, t, s).exists()]
     started = time.perf_counter()
     save_each(teacher_episode, tasks, workers,
@@ -296,6 +306,7 @@ def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
     manifest: dict[str, Any] = {
         "scenario_rule": rule,
         **({"family": family} if family != MATRIX else {}),  # the matrix's manifest stays as published
+        **({"team_posterior": True} if team_posterior else {}),
         "teachers": previous.get("teachers", {}),
         "observation_keys": list(OBS_KEYS),
         "action": "per-slot codes: 0 ACCEPT, 1 REJECT, 1 + k DEFER by k windows (empty slots 0)",

@@ -77,7 +77,7 @@ def fresh_row(family: str, weights: str | None = None) -> str:
             policy = SlotPolicy.load(path)  # refuses a missing file or arrays that are not a slot policy
         except ValueError as error:
             raise SystemExit(f"--weights {family}={weights}: {error}") from None
-        if not policy.fits(dcops.parallel_env(scenario=family).observation_space("scheduler")):
+        if not policy.fits(dcops.parallel_env(scenario=family).observation_space("scheduler"), posterior_from_view=True):
             raise SystemExit(f"--weights {family}={weights}: the network does not read {family}'s observation")
         label, digest, recipe = weights, hashlib.sha256(path.read_bytes()).hexdigest(), policy.metadata
     if recipe is not None and recipe.get("config", {}).get("n_validation_seeds") != SELECTED_ON:
