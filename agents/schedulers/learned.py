@@ -10,16 +10,19 @@ the shipped network cannot read (another number of teams) has its own weights, t
 
 **What it reads.** Only the scheduler's array observation (``dcops.cluster.observation``: ``requests``,
 ``request_mask``, ``action_mask``, ``cluster``, ``zones``, ``teams``), the same arrays
-``dcops.env.SchedulerEnv`` gives a learner; never the structured view. So it declares
+``dcops.env.SchedulerEnv`` gives a learner; not the structured view (one exception, below). So it declares
 ``reads_observation = True``: the evaluation (``dcops.evaluation.play.scheduler_action``) then calls
 ``decide(view, observation)`` with the window's observation, and the scheduler answers the array action
 (``MultiDiscrete([2 + max_defer] × max_slots)`` codes: 0 ACCEPT, 1 REJECT, 1 + k DEFER by k windows), which the
-environment validates like any action. ``view`` is accepted for the protocol and ignored (tested with ``None``).
+environment validates like any action. ``view`` is accepted for the protocol and ignored (tested with ``None``),
+except by a network trained with the team posterior, which takes each team's ``gaming_posterior`` from it where
+the observation lacks that column (:meth:`LearnedScheduler.decide`).
 
 **Network** (:class:`SlotPolicy`; S slots, A codes, H hidden units; every request slot is scored by the same
 weights, so the policy does not care which slot a request landed in):
 
-1. per slot, ``x_s`` = the request's row (26), its team's row of ``teams`` (15; the team index is
+1. per slot, ``x_s`` = the request's row (26), its team's row of ``teams`` (15, or 16 for a network trained with
+   ``--team-posterior``, whose last feature is the team's ``gaming_posterior``; the team index is
    ``requests[:, 1] · (T − 1)``), and three sums over the valid requests ahead of it in priority_threshold's
    order (higher stated priority, or equal and an earlier slot): their stated kW (in units of 200 kW, as the
    row's), the same over those on its GPU model, and their GPUs (in units of 128) on its GPU model; what a
