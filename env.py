@@ -200,7 +200,7 @@ class DatacenterOpsEnv(ParallelEnv):
         if render_mode not in (None, *self.metadata["render_modes"]):
             raise ValueError(f"render_mode must be None, 'ansi' or 'human', got {render_mode!r}")
         if not isinstance(team_posterior, bool):
-            raise ValueError(f"team_posterior must be True or False, got {team_posterior!r}")
+            raise ValueError(f"team_posterior: must be True or False, got {team_posterior!r}")
         if max_cycles is not None and (isinstance(max_cycles, bool) or not isinstance(max_cycles, int) or max_cycles < 1):
             raise ValueError(f"max_cycles must be None or a positive integer, got {max_cycles!r}")
         self.render_mode = render_mode

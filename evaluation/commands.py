@@ -153,8 +153,23 @@ def _check_family_schedulers(schedulers: list[str], families: list[str]) -> None
             if network is not None and hasattr(network, "fits"):
                 space = space or dcops.parallel_env(scenario=family).observation_space("scheduler")
                 if not network.fits(space, posterior_from_view=True):  # evaluation envs build the view
-                    raise ValueError(f"{name!r} cannot read family {family!r}'s observation (its teams or zones "
-                                     "differ from those the network was trained with)")
+                    raise ValueError(f"{name!r} cannot read family {family!r}'s observation (its teams, zones "
+                                     "or team features differ from those the network was trained with)")
+
+
+def _check_version_0_networks(schedulers: list[str]) -> None:
+    """Refuse, before any worker starts, a learned network trained with the team posterior on game version 0,
+    whose view has no posterior to give it (``ValueError`` naming the scheduler)."""
+    from dcops.cluster.observation import N_TEAM_FEATURES
+    from dcops.evaluation.policies import learned_names, make_policy
+
+    for name in schedulers:
+        if name.partition("@")[0] not in learned_names():
+            continue
+        network = getattr(make_policy(name), "policy", None)
+        if getattr(network, "n_team_features", N_TEAM_FEATURES) > N_TEAM_FEATURES:
+            raise ValueError(f"{name!r} reads the team posterior, which game version 0 does not have; play it on "
+                             "version 1")
 
 
 def _run_matrix(args: argparse.Namespace) -> int:
@@ -223,6 +238,11 @@ def _run_matrix(args: argparse.Namespace) -> int:
 
     if args.game_version not in GAME_VERSIONS:
         raise SystemExit(f"--game-version: must be one of {GAME_VERSIONS}, got {args.game_version}")
+    if args.game_version == 0:
+        try:
+            _check_version_0_networks(schedulers)
+        except (ValueError, FileNotFoundError) as error:
+            raise SystemExit(f"--schedulers/--game-version: {error}") from None
     name = args.name or ("quick" if args.quick else "default")
     out = Path(args.out) / name
     seed_key = _seed_key(args, out / "run.json")

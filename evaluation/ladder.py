@@ -97,7 +97,8 @@ def family_rungs(family: str, env: Any = None) -> tuple[str, ...]:
 
     has_search = searched_path(family).exists()
     env = env if env is not None else family_env(family)
-    learned_fits = family_policy(family).fits(env.observation_space("scheduler"))
+    # The ladder's envs build the view, from which a network trained with the team posterior takes it.
+    learned_fits = family_policy(family).fits(env.observation_space("scheduler"), posterior_from_view=True)
     return tuple(r for r in PLAYED if (r != SEARCHED or has_search) and (r != LEARNED_RUNG or learned_fits))
 
 

@@ -127,15 +127,6 @@ class _Team:
             counts = self.audit_counts[audit.submitted_window] = [0] * _AUDIT_COUNTS
         _count_audit(counts, audit)
 
-    def scope_audit_counts(self, first: int, last: int) -> list[int]:
-        """The counters of the audits of requests submitted in windows ``first``–``last``."""
-        out = [0] * _AUDIT_COUNTS
-        for w in range(first, last + 1):
-            counts = self.audit_counts.get(w)
-            if counts is not None:
-                out = [a + b for a, b in zip(out, counts, strict=True)]
-        return out
-
     def close_window(self, window: int) -> None:
         zero = [0.0] * len(_SUMS)
         while len(self.prefix) <= window:
@@ -144,7 +135,8 @@ class _Team:
             self.prefix.append([a + b for a, b in zip(previous, added, strict=True)])
 
     def sum_values(self, first: int, last: int) -> list[float]:
-        """:meth:`sums` as a list in :data:`_SUMS` order."""
+        """:meth:`sums` as a list in :data:`_SUMS` order (from window 0 it is the prefix row itself: read it,
+        never change it)."""
         upper = self.prefix[last]
         return upper if first <= 0 else [a - b for a, b in zip(upper, self.prefix[first - 1], strict=True)]
 

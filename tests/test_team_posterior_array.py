@@ -60,6 +60,11 @@ def test_the_option_reaches_the_gymnasium_and_vector_entries():
     batch, _ = vec.reset(seed=2)
     assert batch["teams"].shape == (3, 4, N_TEAM_FEATURES + 1)
     assert np.array_equal(batch["teams"][0], obs["teams"])
+    # The array path (no view built) carries the posterior the view path shows for the same episode.
+    viewed = dcops.parallel_env(team_posterior=True, cooling="rule")
+    _, viewed_infos = viewed.reset(seed=2)
+    shown = viewed_infos["scheduler"]["view"]["teams"]
+    assert np.array_equal(obs["teams"][:, -1], np.float32([shown[t]["gaming_posterior"] for t in viewed.team_ids]))
 
 
 @pytest.mark.parametrize(("kwargs", "field"), [({"team_posterior": "yes"}, "team_posterior"),

@@ -27,7 +27,7 @@ weights, so the policy does not care which slot a request landed in):
    order (higher stated priority, or equal and an earlier slot): their stated kW (in units of 200 kW, as the
    row's), the same over those on its GPU model, and their GPUs (in units of 128) on its GPU model; what a
    greedy admitter compares with the power headroom and the zones' free GPUs and power;
-2. the global context ``g`` = ``cluster`` (20), ``zones`` (Z · 7), ``teams`` (T · 15), embedded
+2. the global context ``g`` = ``cluster`` (20), ``zones`` (Z · 7), ``teams`` (T · 15, or T · 16), embedded
    ``g_e = tanh(g Wg + bg)``;
 3. ``e_s = tanh(x_s W1 + g_e U1 + b1)``; their mean over valid slots ``p``; ``h_s = tanh(e_s W2 + p U2 + b2)``;
 4. logits ``h_s W3 + b3`` (A per slot); invalid codes (``action_mask`` 0) are excluded and each slot takes
@@ -62,7 +62,8 @@ N_SLOT_EXTRA = 3
 
 def slot_inputs(requests: NDArray[np.floating], request_mask: NDArray[np.floating],
                 teams: NDArray[np.floating]) -> NDArray[np.float64]:
-    """Per-slot inputs ``(..., S, 26 + 15 + 3)`` (module docstring, step 1) from batched or single arrays."""
+    """Per-slot inputs ``(..., S, 26 + F + 3)`` for F team features (15, or 16 with the team posterior; module
+    docstring, step 1) from batched or single arrays."""
     requests = np.asarray(requests, dtype=np.float64)
     valid = np.asarray(request_mask, dtype=np.float64)
     teams = np.asarray(teams, dtype=np.float64)
@@ -84,7 +85,7 @@ def slot_inputs(requests: NDArray[np.floating], request_mask: NDArray[np.floatin
 
 def global_inputs(cluster: NDArray[np.floating], zones: NDArray[np.floating],
                   teams: NDArray[np.floating]) -> NDArray[np.float64]:
-    """The global context ``g`` ``(..., 20 + Z·7 + T·15)`` (module docstring, step 2)."""
+    """The global context ``g`` ``(..., 20 + Z·7 + T·F)`` (F team features; module docstring, step 2)."""
     cluster = np.asarray(cluster, dtype=np.float64)
     lead = cluster.shape[:-1]
     return np.concatenate([cluster, np.asarray(zones, dtype=np.float64).reshape(*lead, -1),
@@ -109,7 +110,8 @@ class SlotPolicy:
 
     def fits(self, space: Any, posterior_from_view: bool = False) -> bool:
         """Whether this network reads observations of the scheduler's observation ``space`` (a ``gym.spaces.Dict``):
-        its global context ``g`` takes ``20 + Z·7 + T·15`` values for the Z zones and T teams it was trained
+        its global context ``g`` takes ``20 + Z·7 + T·F`` values for the Z zones, T teams and F team features
+        (:attr:`n_team_features`) it was trained
         with, and each slot's input a request row, a team row and the sums ahead, so a game with another number
         of teams or zones, or a team row of another width (``team_posterior``), needs weights trained for it.
         ``posterior_from_view``: a network that reads the team posterior may take it from the structured view

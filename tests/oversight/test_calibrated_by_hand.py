@@ -289,36 +289,53 @@ def test_the_evidence_at_every_window_of_a_long_episode_is_the_scope_and_episode
     """The monitor keeps its audit counts as audits arrive (per submission window and per episode); at every
     window of a random episode its evidence equals the statistics recomputed from the lists: the per-kind
     detectors from the audits of requests submitted in the last three windows, the pattern detector from all of
-    them (stated side from the monitor's own sums, checked by hand above), whichever is stronger, and a raised
-    flag names the basis it rests on."""
+    them (stated side from the monitor's own sums, checked by hand above), whichever is stronger, with the
+    sentence naming what it rests on. A second team appears only in audits (of requests the monitor never saw
+    submitted), as a team first seen in an audit does."""
     m = monitor()
     windows = data.draw(st.integers(4, 30))
     submitted: list[Request] = []
     audits: list[AuditRecord] = []
     levels = list(Priority)
+    gaps = st.sampled_from([-1, 0, 0, 0, 1, 1, 2])  # mostly what honest teams produce, so the binomials count
     for w in range(windows):
         new = [request(w, data.draw(st.sampled_from(levels)), data.draw(st.integers(0, 5)), data.draw(st.booleans()))
                for _ in range(data.draw(st.integers(0, 4)))]
-        audited = [audit(r, data.draw(st.sampled_from([None, *levels])), data.draw(st.integers(-1, 3)),
-                         data.draw(st.booleans()))
-                   for r in submitted if data.draw(st.integers(0, 3)) == 0 and r.request_id not in
-                   {a.request.request_id for a in audits}]
+        done = {a.request.request_id for a in audits}
+        audited = [audit(r, data.draw(st.sampled_from([None, *levels])), data.draw(gaps), data.draw(st.booleans()))
+                   for r in submitted if r.request_id not in done and data.draw(st.integers(0, 3)) == 0]
+        if w == windows - 1 or data.draw(st.integers(0, 4)) == 0:  # the unseen team's job, of an earlier window
+            unseen = request(data.draw(st.integers(0, w)), data.draw(st.sampled_from(levels)), team="u")
+            audited.append(audit(unseen, data.draw(st.sampled_from([None, *levels])), data.draw(gaps)))
         submitted += new
         audits += audited
         flags = m.observe(w, new, audited)
         first = max(0, w - 2)
-        scope = _reference_audit_z([a for a in audits if a.request.submitted_window >= first])
-        stated = m.stated_z(m.teams["t"].sums(first, w))
-        strengths = m.strengths_of("t", w)
-        for kind, audit_value in zip(("priority_inflation", "deadline_compression", "carbon_flexibility_gaming"),
-                                     scope, strict=True):
-            assert strengths[kind][0] == pytest.approx(max(audit_value, stated[kind]), rel=1e-9, abs=1e-12)
-        pattern_audit = sum(_reference_audit_z(audits)) / math.sqrt(3.0)
-        total = m.teams["t"].sums(0, w)
-        pattern_stated = sum(m.stated_z(total).values()) / math.sqrt(3.0) if total["n"] >= 4 else 0.0
-        z, basis = strengths["pattern_gaming"]
-        assert z == pytest.approx(max(pattern_audit, pattern_stated), rel=1e-9, abs=1e-12)
-        assert basis.startswith(f"audits of {len(audits)} jobs" if pattern_audit > pattern_stated
-                                else f"stated fields of {total['n']:.0f} requests")
-        for flag in flags:
-            assert flag.evidence.endswith(strengths[flag.kind][1])
+        for team in m.teams:
+            own = [a for a in audits if a.request.team == team]
+            scope_audits = [a for a in own if a.request.submitted_window >= first]
+            scope = _reference_audit_z(scope_audits)
+            scope_sums = m.teams[team].sums(first, w)
+            stated = m.stated_z(scope_sums)
+            strengths = m.strengths_of(team, w)
+            for kind, audit_value in zip(("priority_inflation", "deadline_compression", "carbon_flexibility_gaming"),
+                                         scope, strict=True):
+                z, basis = strengths[kind]
+                assert z == pytest.approx(max(audit_value, stated[kind]), rel=1e-9, abs=1e-12)
+                expected = (f"audits of {len(scope_audits)} jobs submitted in windows {first}–{w}"
+                            if audit_value > stated[kind] + 1e-9 else
+                            f"stated fields of {scope_sums['n']:.0f} requests in windows {first}–{w}")
+                if abs(audit_value - stated[kind]) > 1e-9:  # a tie within rounding may go either way
+                    assert basis == expected
+            pattern_audit = sum(_reference_audit_z(own)) / math.sqrt(3.0)
+            total = m.teams[team].sums(0, w)
+            pattern_stated = sum(m.stated_z(total).values()) / math.sqrt(3.0) if total["n"] >= 4 else 0.0
+            z, basis = strengths["pattern_gaming"]
+            assert z == pytest.approx(max(pattern_audit, pattern_stated), rel=1e-9, abs=1e-12)
+            if abs(pattern_audit - pattern_stated) > 1e-9:
+                assert basis == (f"audits of {len(own)} jobs this episode" if pattern_audit > pattern_stated
+                                 else f"stated fields of {total['n']:.0f} requests this episode")
+        for flag in flags:  # a flag's evidence quotes its strength and the sentence above
+            z, basis = m.strengths_of(flag.team, w)[flag.kind]
+            assert flag.evidence.endswith(basis) and f"evidence z = {z:.1f}" in flag.evidence
+    assert "u" in m.teams

@@ -69,10 +69,30 @@ def test_a_posterior_run_reads_sixteen_team_features_and_plays_from_the_view(pos
         obs_b, _, _, _, infos_b = plain.step({"scheduler": action})
     with pytest.raises(ValueError, match="gaming_posterior"):
         scheduler.decide(None, dcops.parallel_env(scenario=FAMILY, structured_view=False).reset(seed=1)[0]["scheduler"])
-    # Data recorded without the column are refused by a posterior run, and the reverse.
+    # Data recorded with the column are refused by a plain run, and data without it by a posterior run.
     with pytest.raises(ValueError, match="team_posterior: the teacher data .* with the team posterior column"):
         train_scheduler_ppo(posterior_data, tmp_path / "other", SchedulerPPOConfig(
             **{**config.__dict__, "team_posterior": False}), verbose=False)
+    plain_data = tmp_path / "plain"
+    build_teacher_dataset(plain_data, 1, 1, teachers=("searched",), progress=False, family=FAMILY)
+    with pytest.raises(ValueError, match="team_posterior: the teacher data .* without the team posterior column"):
+        train_scheduler_ppo(plain_data, tmp_path / "other", config, verbose=False)
+    # dcops eval refuses it on game version 0 (no posterior in that view) before any cell runs.
+    from dcops.cli import main
+
+    weights = tmp_path / "run" / "ppo_scheduler.npz"
+    with pytest.raises(SystemExit, match="reads the team posterior, which game version 0 does not have"):
+        main(["eval", "--game-version", "0", "--schedulers", f"ppo@{weights}", "--seeds", "1",
+              "--out", str(tmp_path / "eval")])
+    assert not (tmp_path / "eval").exists()
+
+
+def test_shards_a_stopped_run_left_with_the_other_width_are_refused(tmp_path: Path):
+    """The manifest guard cannot see a run stopped before its manifest: the shards' own width is checked."""
+    build_teacher_dataset(tmp_path, 1, 1, teachers=("searched",), progress=False, family=FAMILY, team_posterior=True)
+    (tmp_path / "manifest.json").unlink()  # as a run stopped after its shards
+    with pytest.raises(ValueError, match="team_posterior: shard .* has 16 team features, this run records 15"):
+        build_teacher_dataset(tmp_path, 1, 1, teachers=("searched",), progress=False, family=FAMILY)
 
 
 def test_the_switch_is_a_flag_of_both_commands_and_dagger_is_refused_with_it():
@@ -82,6 +102,7 @@ def test_the_switch_is_a_flag_of_both_commands_and_dagger_is_refused_with_it():
     parser = build_parser()
     assert parser.parse_args(["train-scheduler-ppo", "--team-posterior"]).team_posterior is True
     assert parser.parse_args(["train-scheduler-ppo"]).team_posterior is False
+    assert parser.parse_args(["train-scheduler-ppo", "--no-team-posterior"]).team_posterior is False
     assert parser.parse_args(["scheduler-teacher", "--team-posterior"]).team_posterior is True
     with pytest.raises(ValueError, match="dagger_rounds"):
         SchedulerPPOConfig(team_posterior=True, dagger_rounds=1)

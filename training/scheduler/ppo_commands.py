@@ -80,8 +80,9 @@ def _train_arguments(parser: argparse.ArgumentParser) -> None:
       help="also copy the chosen weights and recipe to the package (agents/schedulers/data/ppo_scheduler.*, or "
       "with --family ppo_scheduler_<family>.*, which the skill ladder's ppo rung plays on that family)")
     for name, default in vars(SchedulerPPOConfig()).items():
-        if isinstance(default, bool):  # a switch (argparse's type=bool would read "False" as True)
-            p(f"--{name.replace('_', '-')}", action="store_true", help="(default off)")
+        if isinstance(default, bool):  # --x / --no-x (argparse's type=bool would read "False" as True)
+            p(f"--{name.replace('_', '-')}", action=argparse.BooleanOptionalAction, default=default,
+              help=f"(default {'on' if default else 'off'})")
             continue
         kind = type(default) if default is not None else float
         p(f"--{name.replace('_', '-')}", type=kind, default=default, help=f"(default {default})")

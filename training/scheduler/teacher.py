@@ -321,7 +321,8 @@ def build_teacher_dataset(out: str | Path, n_train: int, n_validation: int,
         for split, seeds in splits.items():
             if not seeds:
                 continue
-            merged, scores, teacher_scores, clipped, wall = _merge([_shard_path(out, teacher, s) for s in seeds])
+            merged, scores, teacher_scores, clipped, wall = _merge([_shard_path(out, teacher, s) for s in seeds],
+                                                                   team_posterior)
             path = out / f"{teacher}_{split}.npz"
             np.savez_compressed(path, **merged)
             entry[split] = {"file": path.name, "seeds": len(seeds), "windows": int(len(merged["seed"])),
@@ -363,11 +364,21 @@ def paired_with_reference(out: str | Path, teacher: str, seeds: Sequence[int]) -
     return {"seeds": len(both), "mean": float(mean), "low": float(low), "high": float(high)}
 
 
-def _merge(paths: list[Path]) -> tuple[dict[str, np.ndarray], list[float], list[float], int, float]:
+def _merge(paths: list[Path], team_posterior: bool = False,
+           ) -> tuple[dict[str, np.ndarray], list[float], list[float], int, float]:
+    """The shards' arrays end to end, with their scores, clipped defers and wall time; a shard whose team rows
+    are not of the run's width (one left by a stopped run with the other ``team_posterior``) is refused, naming
+    it."""
+    from dcops.cluster.observation import N_TEAM_FEATURES
+
+    width = N_TEAM_FEATURES + int(team_posterior)
     parts: dict[str, list[np.ndarray]] = {}
     scores, teacher_scores, clipped, wall = [], [], 0, 0.0
     for path in paths:
         with np.load(path, allow_pickle=False) as data:
+            if data["teams"].shape[-1] != width:
+                raise ValueError(f"team_posterior: shard {path} has {data['teams'].shape[-1]} team features, this "
+                                 f"run records {width}; use another --out")
             for key in (*OBS_KEYS, "action", "reward", "window", "seed"):
                 parts.setdefault(key, []).append(data[key])
             scores.append(float(data["score"]))

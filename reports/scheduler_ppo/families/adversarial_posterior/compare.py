@@ -11,7 +11,7 @@ copied here)::
         --team-posterior --workers 2 --out runs/teacher_adv_post                               # 30 s
     dcops train-scheduler-ppo --family adversarial --teacher searched --team-posterior \\
         --data runs/teacher_adv_post --out runs/ppo_adv_post --timesteps 100000                # 18 min
-    dcops train-scheduler-ppo ... --timesteps 200000 --resume                                  # 16 min more
+    dcops train-scheduler-ppo ... --timesteps 200000 --resume                                  # 15 min more
 
 They ran at commit 2b0f4cc with ``--out`` under ``/work/runs/s19/`` (the recipe's ``teacher_data``); the resumed
 segment's recipe says ``+dirty``: the working tree then held docstring edits to ``agents/schedulers/learned.py``
