@@ -103,24 +103,22 @@ def _count_audit(counts: list[int], audit: _Audit) -> None:
     counts[4] += audit.deadline_gap == 1
     counts[5] += audit.deadline_gap >= 2
     counts[6] += audit.truly_flexible
-    counts[7] += audit.hidden_flexibility and audit.truly_flexible
+    counts[7] += audit.hidden_flexibility  # stated inflexible and truly flexible: among counts[6]
 
 
 @dataclass
 class _Team:
-    """One team's public record: per-window sums of its request statistics (prefix sums) and its audits, with
-    the audits' counters per submission window and over the episode (what the detectors read, kept as the
-    audits arrive so that a window's evidence costs the same at window 40 as at window 1)."""
+    """One team's public record: per-window sums of its request statistics (prefix sums) and its audits'
+    counters per submission window and over the episode (what the detectors read, kept as the audits arrive so
+    that a window's evidence costs the same at window 40 as at window 1, and a copy of the record stays small)."""
 
     window_sums: dict[int, list[float]] = field(default_factory=dict)
     prefix: list[list[float]] = field(default_factory=list)
     request_ids: dict[int, list[tuple[str, float, float, bool]]] = field(default_factory=dict)
-    audits: list[_Audit] = field(default_factory=list)
     audit_counts: dict[int, list[int]] = field(default_factory=dict)
     audit_total: list[int] = field(default_factory=lambda: [0] * _AUDIT_COUNTS)
 
     def add_audit(self, audit: _Audit) -> None:
-        self.audits.append(audit)
         _count_audit(self.audit_total, audit)
         counts = self.audit_counts.get(audit.submitted_window)
         if counts is None:

@@ -46,8 +46,8 @@ from typing import Any, ClassVar
 import numpy as np
 from numpy.typing import NDArray
 
-N_REQUEST_FEATURES = 26
-"""Request features per slot (``dcops.cluster.observation.N_REQUEST_FEATURES``; a test checks they agree)."""
+from dcops.cluster.observation import N_REQUEST_FEATURES
+
 WEIGHTS_PACKAGE = "dcops.agents.schedulers"
 WEIGHTS_NPZ = "data/ppo_scheduler.npz"
 WEIGHTS_JSON = "data/ppo_scheduler.json"
@@ -111,9 +111,9 @@ class SlotPolicy:
     def fits(self, space: Any, posterior_from_view: bool = False) -> bool:
         """Whether this network reads observations of the scheduler's observation ``space`` (a ``gym.spaces.Dict``):
         its global context ``g`` takes ``20 + Z·7 + T·F`` values for the Z zones, T teams and F team features
-        (:attr:`n_team_features`) it was trained
-        with, and each slot's input a request row, a team row and the sums ahead, so a game with another number
-        of teams or zones, or a team row of another width (``team_posterior``), needs weights trained for it.
+        (:attr:`n_team_features`) it was trained with, and each slot's input a request row, a team row and the
+        sums ahead, so a game with another number of teams or zones, or a team row of another width
+        (``team_posterior``), needs weights trained for it.
         ``posterior_from_view``: a network that reads the team posterior may take it from the structured view
         where the space's rows lack it (:meth:`LearnedScheduler.decide`)."""
         n_teams, width = space["teams"].shape

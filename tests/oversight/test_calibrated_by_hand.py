@@ -120,7 +120,7 @@ def test_an_audited_priority_one_level_high_is_binomial_evidence_among_jobs_belo
               audit(request(0, Priority.CRITICAL), Priority.CRITICAL)]
     for a in audits:
         m._add_audit(a)
-    z = m.audit_z(m.teams["t"].audits)["priority_inflation"]
+    z = m.team_audit_z("t")["priority_inflation"]
     assert z == pytest.approx(expected_binomial_z(2, 2, MODEL.overstate_rate), rel=1e-9)
     assert z != pytest.approx(expected_binomial_z(2, 3, MODEL.overstate_rate), rel=1e-6)
 
@@ -129,12 +129,12 @@ def test_audits_honest_reporting_cannot_produce_are_certain():
     m = monitor()
     m._add_audit(audit(request(0, Priority.CRITICAL), Priority.MEDIUM))  # two levels above the truth
     m._add_audit(audit(request(0), deadline_gap=2))  # the real deadline two windows later
-    z = m.audit_z(m.teams["t"].audits)
+    z = m.team_audit_z("t")
     assert z["priority_inflation"] == CERTAIN and z["deadline_compression"] == CERTAIN
     more = monitor()
     more._add_audit(audit(request(0, Priority.CRITICAL), Priority.LOW))  # three levels
     more._add_audit(audit(request(0), deadline_gap=4))
-    z = more.audit_z(more.teams["t"].audits)
+    z = more.team_audit_z("t")
     assert z["priority_inflation"] == CERTAIN and z["deadline_compression"] == CERTAIN
 
 
@@ -145,7 +145,7 @@ def test_deadline_and_carbon_audit_evidence_are_binomial():
     m._add_audit(audit(reqs[1], deadline_gap=1, truly_flexible=True))
     m._add_audit(audit(reqs[2], deadline_gap=0, truly_flexible=False))
     m._add_audit(audit(reqs[3], deadline_gap=0, truly_flexible=True))
-    z = m.audit_z(m.teams["t"].audits)
+    z = m.team_audit_z("t")
     assert z["deadline_compression"] == pytest.approx(expected_binomial_z(2, 4, MODEL.early_rate), rel=1e-9)
     assert z["carbon_flexibility_gaming"] == pytest.approx(expected_binomial_z(3, 3, MODEL.flip_rate), rel=1e-9)
 
@@ -172,7 +172,7 @@ def test_the_pattern_detector_takes_the_stronger_of_statements_and_audits():
     m = monitor()
     reqs = [request(0) for _ in range(5)]  # honest statements
     m.observe(0, reqs, [audit(r, deadline_gap=1) for r in reqs])  # every real deadline a window later
-    audit_pattern = sum(m.audit_z(m.teams["t"].audits).values()) / math.sqrt(3.0)
+    audit_pattern = sum(m.team_audit_z("t").values()) / math.sqrt(3.0)
     stated_pattern = sum(m.stated_z(m.teams["t"].sums(0, 0)).values()) / math.sqrt(3.0)
     assert audit_pattern > stated_pattern
     z, basis = m.strengths_of("t", 0)["pattern_gaming"]

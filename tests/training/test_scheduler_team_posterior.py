@@ -12,7 +12,7 @@ import pytest
 
 import dcops
 from dcops.agents.schedulers.learned import LearnedScheduler, SlotPolicy
-from dcops.cluster.observation import N_REQUEST_FEATURES, N_TEAM_FEATURES
+from dcops.cluster.observation import N_TEAM_FEATURES
 from dcops.training.scheduler.teacher import build_teacher_dataset, load_split
 
 FAMILY = "adversarial"
@@ -23,12 +23,6 @@ def posterior_data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("posterior_teacher")
     build_teacher_dataset(out, 2, 2, teachers=("searched",), progress=False, family=FAMILY, team_posterior=True)
     return out
-
-
-def test_the_request_width_the_runtime_assumes_is_the_observations():
-    from dcops.agents.schedulers import learned
-
-    assert learned.N_REQUEST_FEATURES == N_REQUEST_FEATURES
 
 
 def test_the_teacher_data_carry_the_posterior_column_and_the_manifest_says_so(posterior_data: Path):
