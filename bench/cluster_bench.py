@@ -6,7 +6,8 @@ every agent's observation. Resets are included (an episode is 8 windows). The sc
 array (accept every slot), so the figure measures the environment, not a policy. Measured with the rule-based
 cooling (``cooling="rule"``) and with the pretrained PPO controller (``cooling="ppo"``, the default: its numpy
 forward pass runs every physics step), without the structured view for language agents
-(``structured_view=False``, what an RL loop needs) and, for PPO, with it (the default). The window's physics
+(``structured_view=False``, what an RL loop needs) and, for PPO, with it (the default), and on the array path
+with the team posterior in the observation (``team_posterior=True``). The window's physics
 steps run through the compiled kernels (``dcops.cluster.compiled_window``) where numba is installed;
 ``DCOPS_JIT=0`` measures the Python paths, which give the same bits.
 """
@@ -93,6 +94,8 @@ def run_cluster_bench() -> dict[str, Any]:
         "rule": {"structured_view": False, "cooling": "rule"},
         "ppo": {"structured_view": False, "cooling": "ppo"},
         "ppo_with_view": {"structured_view": True, "cooling": "ppo"},
+        # The array path with each team's gaming_posterior in the observation (team_posterior=True, off by default).
+        "ppo_team_posterior": {"structured_view": False, "cooling": "ppo", "team_posterior": True},
     })
     rule, ppo = rates["rule"], rates["ppo"]
     construction = cluster_construction_seconds()
@@ -100,6 +103,8 @@ def run_cluster_bench() -> dict[str, Any]:
         "cluster_windows_per_s_rule": rule,
         "cluster_windows_per_s_ppo": ppo,
         "cluster_windows_per_s_ppo_with_view": rates["ppo_with_view"],
+        "cluster_windows_per_s_ppo_team_posterior": rates["ppo_team_posterior"],
+        "cluster_team_posterior_over_array": rates["ppo_team_posterior"] / ppo,
         "cluster_construction_s": construction,
     }
     figures["targets"] = {
