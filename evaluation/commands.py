@@ -123,12 +123,20 @@ def _run(args: argparse.Namespace) -> int:
             os.environ[MODEL_VARIABLE] = previous_model
 
 
+def _learned(name: str) -> bool:
+    """Whether scheduler ``name`` is a learned network (``ppo``, ``ppo@weights``), which must read the game's
+    observation."""
+    from dcops.evaluation.policies import learned_names
+
+    return name.partition("@")[0] in learned_names()
+
+
 def _reads_family(name: str) -> bool:
     """Whether scheduler ``name`` depends on the family it plays: ``searched`` (the family's parameters) and a
     learned network (the family's weights, or weights of its own that must read the family's observation)."""
-    from dcops.evaluation.policies import SEARCHED, learned_names
+    from dcops.evaluation.policies import SEARCHED
 
-    return name == SEARCHED or name.partition("@")[0] in learned_names()
+    return name == SEARCHED or _learned(name)
 
 
 def _plays_per_family(name: str) -> bool:
@@ -158,18 +166,19 @@ def _check_family_schedulers(schedulers: list[str], families: list[str]) -> None
 
 
 def _check_version_0_networks(schedulers: list[str]) -> None:
-    """Refuse, before any worker starts, a learned network trained with the team posterior on game version 0,
-    whose view has no posterior to give it (``ValueError`` naming the scheduler)."""
-    from dcops.cluster.observation import N_TEAM_FEATURES
-    from dcops.evaluation.policies import learned_names, make_policy
+    """Refuse, before any worker starts, a learned network that cannot read game version 0's observation, whose
+    view has no team posterior to give a network trained with it (``ValueError`` naming the scheduler)."""
+    import dcops
+    from dcops.evaluation.policies import make_policy
 
-    for name in schedulers:
-        if name.partition("@")[0] not in learned_names():
-            continue
+    space = None
+    for name in filter(_learned, schedulers):
         network = getattr(make_policy(name), "policy", None)
-        if getattr(network, "n_team_features", N_TEAM_FEATURES) > N_TEAM_FEATURES:
-            raise ValueError(f"{name!r} reads the team posterior, which game version 0 does not have; play it on "
-                             "version 1")
+        if network is not None and hasattr(network, "fits"):
+            space = space or dcops.parallel_env(game_version=0).observation_space("scheduler")
+            if not network.fits(space):  # no posterior_from_view: version 0's view has none
+                raise ValueError(f"{name!r} cannot read game version 0's observation (a network trained with the "
+                                 "team posterior needs version 1's view); play it on version 1")
 
 
 def _run_matrix(args: argparse.Namespace) -> int:

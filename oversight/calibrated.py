@@ -77,7 +77,6 @@ class CalibratedSettings:
 
 @dataclass(slots=True)
 class _Audit:
-    request_id: str
     submitted_window: int
     deadline_gap: int
     truly_flexible: bool
@@ -94,7 +93,7 @@ them stated inflexible."""
 
 
 def _count_audit(counts: list[int], audit: _Audit) -> None:
-    """Add one audit to a set's counters (the counts :meth:`CalibratedMonitor.audit_z` reads off a list)."""
+    """Add one audit to a set's counters (what :meth:`CalibratedMonitor._audit_values` reads)."""
     known = audit.overstated is not None and audit.below_critical
     counts[0] += known
     counts[1] += known and audit.overstated == 1
@@ -181,7 +180,7 @@ class CalibratedMonitor:
         store = self.teams.setdefault(request.team, _Team())
         overstated = None if audit.true_priority is None else int(request.priority) - int(audit.true_priority)
         store.add_audit(_Audit(
-            request.request_id, request.submitted_window, audit.true_deadline_window - request.deadline_window,
+            request.submitted_window, audit.true_deadline_window - request.deadline_window,
             audit.true_carbon_flexible, audit.true_carbon_flexible and not request.carbon_flexible, overstated,
             audit.true_priority is not None and audit.true_priority < Priority.CRITICAL,
         ))
@@ -199,24 +198,21 @@ class CalibratedMonitor:
         carbon = (v[5] - v[6]) / math.sqrt(max(v[7], 1e-9)) if n >= s.min_carbon_requests else 0.0
         return priority, slack, carbon
 
-    def audit_z(self, audits: list[_Audit]) -> dict[str, float]:
-        """The three audit statistics of a set of audits."""
-        counts = [0] * _AUDIT_COUNTS
-        for audit in audits:
-            _count_audit(counts, audit)
-        return dict(zip(FLAG_KINDS[:3], self._audit_values(counts), strict=True))
-
     def team_audit_z(self, team: str) -> dict[str, float]:
-        """:meth:`audit_z` of every audit of ``team`` this episode, from its running counts."""
+        """The three audit statistics of every audit of ``team`` this episode, from its running counts."""
         return dict(zip(FLAG_KINDS[:3], self._audit_values(self.teams[team].audit_total), strict=True))
 
     def _audit_values(self, c: list[int]) -> tuple[float, float, float]:
-        """:meth:`audit_z` of a set's counters (:func:`_count_audit`), as a tuple in ``FLAG_KINDS`` order: an
+        """The audit statistics of a set's counters (:func:`_count_audit`), in ``FLAG_KINDS`` order: an
         event honest reporting cannot produce is :data:`CERTAIN`, otherwise the binomial evidence."""
         m = self.model
         priority = CERTAIN if c[2] else binomial_z(c[1], c[0], m.overstate_rate)
         deadline = CERTAIN if c[5] else binomial_z(c[4], c[3], m.early_rate)
         return priority, deadline, binomial_z(c[7], c[6], m.flip_rate)
+
+    def _scope_first(self, window: int) -> int:
+        """The first window of the per-kind detectors' scope at the end of ``window``."""
+        return max(0, window - self.settings.scope_windows + 1)
 
     def _evidence(self, team: str, window: int) -> tuple[list[float], list[bool], tuple[int, float, int, float]]:
         """Each detector's evidence against ``team`` at the end of ``window`` (``FLAG_KINDS`` order), whether it
@@ -224,7 +220,7 @@ class CalibratedMonitor:
         scope requests, the episode's audits and requests): :meth:`strengths_of` without the sentences, which
         only a flag needs."""
         store = self.teams[team]
-        first = max(0, window - self.settings.scope_windows + 1)
+        first = self._scope_first(window)
         scope_sums = store.sum_values(first, window)
         scope_counts = [0] * _AUDIT_COUNTS
         for w, counts in store.audit_counts.items():
@@ -254,7 +250,7 @@ class CalibratedMonitor:
     def strengths_of(self, team: str, window: int) -> dict[str, tuple[float, str]]:
         """Each detector's evidence against ``team`` at the end of ``window`` and a sentence saying what it rests
         on (the stated or the audit statistic, whichever is stronger)."""
-        first = max(0, window - self.settings.scope_windows + 1)
+        first = self._scope_first(window)
         z, from_audits, counts = self._evidence(team, window)
         return {kind: (z[i], self._basis(kind, from_audits[i], counts, first, window))
                 for i, kind in enumerate(FLAG_KINDS)}
@@ -280,7 +276,7 @@ class CalibratedMonitor:
         for audit in audits:
             self._add_audit(audit)
         raised: list[Flag] = []
-        first = max(0, window - self.settings.scope_windows + 1)
+        first = self._scope_first(window)
         limits = [self.limits.of(kind) for kind in FLAG_KINDS]
         for team, store in self.teams.items():
             store.close_window(window)

@@ -210,13 +210,13 @@ def _scenario_env(seed: int, family: str = MATRIX, team_posterior: bool = False)
     return _ENVS[key]
 
 
-def teacher_episode(task: tuple[Any, ...]) -> dict[str, Any]:
-    """One (teacher, seed, planner passes, planner starts, family[, team_posterior]): the recorded episode
+def teacher_episode(task: tuple[str, int, int, tuple[str, ...], str, bool]) -> dict[str, Any]:
+    """One (teacher, seed, planner passes, planner starts, family, team_posterior): the recorded episode
     (:func:`record_episode`) plus the teacher's own score (for the truth planner, its best structured run's; the
     recorded replay of its plan can differ where a DEFER was clipped or a request overflowed the slots).
     Module-level, so worker processes can run it."""
-    teacher, seed, passes, starts, family, *rest = task
-    env = _scenario_env(seed, family, bool(rest and rest[0]))
+    teacher, seed, passes, starts, family, team_posterior = task
+    env = _scenario_env(seed, family, team_posterior)
     started = time.perf_counter()
     if teacher == "truth_planner":
         from dcops.evaluation.truth_planner import PlanFollower, play_truth_planner
