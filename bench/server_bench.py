@@ -71,7 +71,7 @@ def session_steps(n_steps: int, db: str | None) -> dict[str, Any]:
     for k in range(n_steps):
         start = time.perf_counter()
         reply = session.step(action)
-        dumps({"type": "observation", "data": reply})
+        _ = '{"type":"observation","data":' + dumps(reply) + "}"  # the WebSocket frame, as the server writes it
         latencies.append(time.perf_counter() - start)
         if reply["done"]:
             session.reset(seed=k + 1)

@@ -41,7 +41,7 @@ from typing import Any
 
 from dcops.boundary import DIAGNOSTIC_INFO_KEYS, private_seed, split_info
 from dcops.server.adapters import ActionError, Episode, adapter_for
-from dcops.server.serialize import to_jsonable
+from dcops.server.serialize import Reply, canonical_json, to_jsonable
 from dcops.server.store import EpisodeStore
 
 HTTP = "http"
@@ -132,11 +132,13 @@ class Session:
         self.episode_id = episode_id or self.uid
         self._last_step = None
         info = self._public_info(episode, episode.info)
+        observation_json = canonical_json(episode.observation)  # written once: the store's and the reply's
         if self.store is not None:
             config = {"task": task, "options": options, "seed": seed, "env_seed": env_seed}
             self.store.start_episode(self.uid, self.episode_id, self.id, self.transport, task, seed, config,
-                                     episode.observation, info)
-        return self._reply(None, info, extra={"seed": seed, "baseline": adapter.baseline_name})
+                                     episode.observation, info, observation_json)
+        return self._reply(None, info, extra={"seed": seed, "baseline": adapter.baseline_name},
+                           observation_json=observation_json)
 
     def step(self, action: Any, expected_step: int | None = None) -> dict[str, Any]:
         """Play one action of the current episode and return the step reply. ``expected_step``: the episode's
@@ -168,10 +170,11 @@ class Session:
         if episode.done and episode.diagnostics:  # the withheld diagnostics, once the episode can't be played
             extra["diagnostics"] = {"reset": episode.diagnostics[0], "steps": episode.diagnostics[1:]}
 
+        observation_json = canonical_json(episode.observation)  # written once: the store's and the reply's
         if self.store is not None:
             self.store.record_step(self.uid, episode.step_count, canonical, episode.observation, float(reward),
-                                   episode.done, public)
-        reply = self._reply(float(reward), public, extra=extra)
+                                   episode.done, public, observation_json)
+        reply = self._reply(float(reward), public, extra=extra, observation_json=observation_json)
         self._last_step = (action, reply)  # compared only when a retry comes (_retried_step)
         return reply
 
@@ -248,15 +251,18 @@ class Session:
         episode.diagnostics.append(to_jsonable(diagnostics))
         return episode.adapter.public_info(public)
 
-    def _reply(self, reward: float | None, info: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    def _reply(self, reward: float | None, info: dict[str, Any], extra: dict[str, Any],
+               observation_json: str | None = None) -> Reply:
+        """The reply to a reset or step; ``observation_json``: the observation's canonical JSON, which
+        ``serialize.dumps`` splices in instead of writing the observation again."""
         episode = self.episode
         assert episode is not None
         metadata = {
             "session_id": self.id, "episode_id": self.episode_id, "task": episode.task, "step": episode.step_count,
             "total_reward": episode.total_reward, "info": info, **extra,
         }
-        return {"observation": episode.observation, "reward": reward, "done": episode.done, "metadata": metadata,
-                "session_id": self.id}
+        return Reply({"observation": episode.observation, "reward": reward, "done": episode.done,
+                      "metadata": metadata, "session_id": self.id}, observation_json=observation_json)
 
 
 def _action_key(action: Any) -> str:

@@ -14,7 +14,9 @@ Tables::
 
 ``t = 0`` is the reset (no action, no reward); ``status`` is ``running``, ``done``, ``abandoned`` (the session
 closed or was reset before the end) or ``interrupted`` (the server died; set on the next start). Observations
-are stored whole (for training export) and as a SHA-256 digest of their canonical JSON (for checking a replay).
+are stored whole, as their canonical JSON (sorted keys, ASCII: ``serialize.canonical_json``; for training
+export), and as the SHA-256 digest of that text (for checking a replay). The session writes that text once a
+step and the reply carries the same text, so a 30 kB cluster observation is not written again here.
 
 Default location: ``$DCOPS_DB``, else ``$XDG_DATA_HOME/dcops/episodes.db``, else
 ``~/.local/share/dcops/episodes.db`` (what ``platformdirs`` gives on Linux, without the dependency).
@@ -32,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dcops.server.serialize import digest, dumps
+from dcops.server.serialize import canonical_json, dumps, text_digest
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS episodes (
@@ -117,11 +119,12 @@ class EpisodeStore:
 
     def start_episode(
         self, uid: str, episode_id: str, session_id: str, transport: str, task: str, seed: int | None,
-        config: dict[str, Any], observation: Any, info: Any,
+        config: dict[str, Any], observation: Any, info: Any, observation_json: str | None = None,
     ) -> None:
-        """Record a reset: the episode row and its step 0, in one transaction."""
+        """Record a reset: the episode row and its step 0, in one transaction. ``observation_json``: the
+        observation's canonical JSON where the caller has written it already (else it is written here)."""
         now = time.time()
-        obs_json = dumps(observation)
+        obs_json = canonical_json(observation) if observation_json is None else observation_json
         with self._transaction():
             self._db.execute(
                 "INSERT INTO episodes(uid, episode_id, session_id, transport, task, seed, config, status, started_at)"
@@ -131,20 +134,22 @@ class EpisodeStore:
             self._db.execute(
                 "INSERT INTO steps(uid, t, action, observation_digest, observation, reward, done, info, created_at)"
                 " VALUES (?, 0, NULL, ?, ?, NULL, 0, ?, ?)",
-                (uid, digest(observation), obs_json if self.store_observations else None, dumps(info), now),
+                (uid, text_digest(obs_json), obs_json if self.store_observations else None, dumps(info), now),
             )
 
     def record_step(
-        self, uid: str, t: int, action: Any, observation: Any, reward: float, done: bool, info: Any
+        self, uid: str, t: int, action: Any, observation: Any, reward: float, done: bool, info: Any,
+        observation_json: str | None = None,
     ) -> None:
-        """Record step ``t`` (≥ 1) and update the episode's totals, in one committed transaction."""
+        """Record step ``t`` (≥ 1) and update the episode's totals, in one committed transaction
+        (``observation_json`` as for :meth:`start_episode`)."""
         now = time.time()
-        obs_json = dumps(observation)
+        obs_json = canonical_json(observation) if observation_json is None else observation_json
         with self._transaction():
             self._db.execute(
                 "INSERT INTO steps(uid, t, action, observation_digest, observation, reward, done, info, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (uid, t, dumps(action), digest(observation), obs_json if self.store_observations else None,
+                (uid, t, dumps(action), text_digest(obs_json), obs_json if self.store_observations else None,
                  float(reward), int(done), dumps(info), now),
             )
             self._db.execute(

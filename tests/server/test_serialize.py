@@ -13,8 +13,10 @@ from enum import Enum
 import numpy as np
 import pydantic
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from dcops.server.serialize import Encoded, digest, dumps, to_jsonable
+from dcops.server.serialize import Encoded, Reply, canonical_json, digest, dumps, text_digest, to_jsonable
 
 
 class Level(Enum):
@@ -79,3 +81,87 @@ def test_digest_is_the_sha256_of_the_canonical_ascii_json():
     with pytest.raises(ValueError):
         json.dumps(math.nan, allow_nan=False)  # what the strict writer refuses, the fallback writes as null
     assert digest(math.nan) == hashlib.sha256(b"null").hexdigest()
+
+
+def test_canonical_json_is_what_the_digest_hashes():
+    value = {"b": [1.5, np.float32(0.25)], "a": {"é": np.nan}}
+    text = canonical_json(value)
+    assert text == '{"a":{"\\u00e9":null},"b":[1.5,0.25]}'
+    assert digest(value) == text_digest(text) == hashlib.sha256(text.encode()).hexdigest()
+
+
+def _reply(observation, **rest):
+    return Reply({"observation": observation, **rest}, observation_json=canonical_json(observation))
+
+
+def test_a_reply_splices_its_observation_text_instead_of_writing_it_again():
+    observation = {"view": {"z": 1, "a": "é"}, "arrays": [0.5, 1.0]}
+    reply = _reply(observation, reward=0.25, done=False, metadata={"step": 3, "note": "€"})
+    text = dumps(reply)
+    assert text.startswith('{"observation":' + reply.observation_json + ",")
+    assert json.loads(text) == json.loads(dumps(dict(reply)))  # the same JSON as the dict written whole
+    assert '"note":"€"' in text  # the rest is written as dumps writes it (UTF-8)
+    assert dumps(Reply({"observation": observation}, observation_json=reply.observation_json)) == (
+        '{"observation":' + reply.observation_json + "}")
+    # Without its text (or its observation) a reply is written as the dict it is.
+    assert dumps(Reply({"observation": observation, "done": True})) == dumps({"observation": observation, "done": True})
+    assert dumps(Reply({"done": True}, observation_json="[1]")) == '{"done":true}'
+
+
+def test_a_reply_is_a_dict_to_its_callers():
+    reply = _reply({"a": 1}, reward=None)
+    assert reply == {"observation": {"a": 1}, "reward": None} and isinstance(reply, dict)
+    assert json.loads(json.dumps(reply)) == {"observation": {"a": 1}, "reward": None}
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(observation=st.dictionaries(st.text(max_size=4), _json_values, max_size=5), rest=_json_values,
+       reward=st.none() | st.floats(-1.0, 1.0))
+def test_spliced_and_whole_replies_read_back_alike(observation, rest, reward):
+    plain = to_jsonable(observation)  # what an adapter's observe gives
+    reply = _reply(plain, reward=reward, metadata={"info": rest})
+    spliced, whole = json.loads(dumps(reply)), json.loads(dumps(dict(reply)))
+    assert spliced == whole
+    assert canonical_json(spliced["observation"]) == reply.observation_json  # a client can recompute the digest
+
+
+def _reference(value):
+    """The isinstance chain alone (what to_jsonable did before its exact-type dispatch)."""
+    if value is None or isinstance(value, (str, bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, np.ndarray):
+        return _reference(value.tolist())
+    if isinstance(value, np.generic):
+        return _reference(value.item())
+    if isinstance(value, dict):
+        return {str(k): _reference(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_reference(v) for v in value]
+    if isinstance(value, Enum):
+        return _reference(value.value)
+    return repr(value)
+
+
+_leaves = (st.none() | st.booleans() | st.integers(-10**20, 10**20) | st.floats() | st.text(max_size=4)
+           | st.floats().map(np.float64) | st.integers(-5, 5).map(np.int64) | st.sampled_from([Level.LOW, Level.HIGH])
+           | st.lists(st.floats(width=32), max_size=3).map(lambda xs: np.array(xs, dtype=np.float32)))
+_values = st.recursive(_leaves, lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
+                       | st.dictionaries(st.text(max_size=3) | st.integers(-3, 3), inner, max_size=3), max_leaves=16)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_values)
+def test_the_exact_type_dispatch_gives_what_the_isinstance_chain_gives(value):
+    expected = _reference(value)
+    assert to_jsonable(value) == expected
+    assert json.loads(dumps(value)) == json.loads(json.dumps(expected))  # both strict JSON, read back alike

@@ -8,13 +8,14 @@ as it was and usable, and that ``export_jsonl`` writes strict JSON lines.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import sqlite3
 
 import pytest
 
-from dcops.server.serialize import dumps
+from dcops.server.serialize import canonical_json, digest, dumps
 from dcops.server.store import EpisodeStore, default_db_path, export_jsonl
 
 DAY_S = 86400.0
@@ -79,6 +80,24 @@ def test_observations_are_kept_unless_asked_not_to(tmp_path):
     finally:
         kept.close()
         digests_only.close()
+
+
+def test_an_observation_is_stored_as_its_canonical_json_and_hashed_as_stored(tmp_path):
+    """The module docstring: observations are kept as their canonical JSON and the digest is of that text; text
+    a caller has written already is kept as it is (the session hands over the text its reply carries)."""
+    store = EpisodeStore(tmp_path / "a.db")
+    observation = {"z": [1.0, 0.1], "a": {"name": "é"}}
+    try:
+        store.start_episode("u", "e", "s", "http", "t", 1, {}, observation, {})
+        store.record_step("u", 1, {}, observation, 0.5, False, {}, observation_json=canonical_json(observation))
+        store.record_step("u", 2, {}, observation, 0.5, True, {}, observation_json='{"given":1}')
+        rows = store._db.execute("SELECT observation, observation_digest FROM steps ORDER BY t").fetchall()
+    finally:
+        store.close()
+    written = '{"a":{"name":"\\u00e9"},"z":[1.0,0.1]}'
+    assert [text for text, _ in rows] == [written, written, '{"given":1}']
+    assert [d for _, d in rows] == [hashlib.sha256(text.encode()).hexdigest() for text, _ in rows]
+    assert rows[0][1] == digest(observation)
 
 
 def test_an_episode_is_dated_when_it_ends_and_not_before(tmp_path):
