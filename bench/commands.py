@@ -30,7 +30,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="report the fastest burst (default, as timeit) or the mean over all bursts")
     parser.add_argument("--against", default="", metavar="REV",
                         help="also measure this tree against git revision REV of this checkout side by side "
-                             "(dcops.bench.compare; `make bench` passes HEAD~1)")
+                             "(dcops.bench.compare; `make bench` passes HEAD~1); with --server, the loaded "
+                             "server of both trees in turn, with the largest --workers count")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the --against comparison (default 3)")
 
 
@@ -67,11 +68,32 @@ def _run_server_scaling(args: argparse.Namespace) -> int:
         print(f"| {n} | {one['steps_per_s']:.0f} | {many['steps_per_s']:.0f} | {row['scaling']:.2f}× | "
               f"{many['p50_ms']:.0f} / {many['p99_ms']:.0f} | {many['health_p50_ms']:.1f} / "
               f"{many['health_p99_ms']:.1f} | {cpu(one)} → {cpu(many)} | {many['errors'] + one['errors']} |")
+    if args.against:
+        _compare_server_against(args, workers, figures)
     print()
     print(json.dumps(figures, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
     return 0
+
+
+def _compare_server_against(args: argparse.Namespace, workers: tuple[int, ...], figures: dict[str, Any]) -> None:
+    """``--server --against REV``: the loaded server of this tree and of REV, in turn, with the largest worker
+    count asked for (skipped with a line saying why where it cannot run)."""
+    from dcops.bench.compare import compare_server_revision, print_table
+
+    n = max(workers)
+    print()
+    try:
+        table = compare_server_revision(args.against, n, args.rounds)
+    except (ValueError, OSError, RuntimeError) as error:
+        print(f"Server side by side against {args.against}: skipped ({error})")
+        figures["against"] = {"revision": args.against, "skipped": str(error)}
+        return
+    print(f"Server side by side against {args.against} ({n} workers; the two trees in turn, alternating which "
+          f"goes first, median of {args.rounds} rounds):")
+    print_table(table)
+    figures["against"] = {"revision": args.against, "workers": n, "rounds": args.rounds, "figures": table}
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -114,6 +114,12 @@ def compare(baseline: str, rounds: int = 3) -> dict[str, dict[str, float]]:
             results[tree] = json.loads(output)
         ours.append(results[None])
         theirs.append(results[baseline])
+    return median_table(ours, theirs)
+
+
+def median_table(ours: list[dict[str, float]], theirs: list[dict[str, float]]) -> dict[str, dict[str, float]]:
+    """Per figure, the median over rounds of this tree's and the baseline's values, and their ratio (this tree
+    over the baseline)."""
     table: dict[str, dict[str, float]] = {}
     for key in ours[0]:
         a = statistics.median(r[key] for r in ours)
@@ -158,11 +164,58 @@ def compare_revision(revision: str, rounds: int = 3) -> dict[str, dict[str, floa
         return compare(str(archive_revision(revision, folder)), rounds)
 
 
+# Runs inside each tree's interpreter: that tree's own server benchmark (``dcops.bench.server_bench``, present
+# since the server had worker processes), one worker count, the figures as one JSON line.
+_SERVER_PROBE = r'''
+import json, sys
+from dcops.bench.server_bench import run_cluster_scaling
+
+workers = int(sys.argv[1])
+row = run_cluster_scaling((workers,))[f"workers_{workers}"]
+one, many = row["one_client"], row["32_clients"]
+print(json.dumps({"one_client_steps_per_s": one["steps_per_s"], "32_clients_steps_per_s": many["steps_per_s"],
+                  "scaling": row["scaling"], "server_cpu_ms_per_step_one_client": one["server_cpu_ms_per_step"],
+                  "server_cpu_ms_per_step_32_clients": many["server_cpu_ms_per_step"]}))
+'''
+
+
+def compare_server(baseline: str, workers: int = 2, rounds: int = 3) -> dict[str, dict[str, float]]:
+    """The server under load (``dcops bench --server`` with ``workers``) for this tree and the baseline folder,
+    one after the other (a loaded server takes both cores, so the two cannot run at once), alternating which goes
+    first, median of ``rounds``: each figure for both trees and their ratio (this tree over the baseline)."""
+    if not (Path(baseline) / "dcops" / "__init__.py").is_file():
+        raise FileNotFoundError(f"--baseline {baseline}: expected a folder holding dcops/__init__.py")
+    runs: dict[str | None, list[dict[str, float]]] = {None: [], baseline: []}
+    for k in range(rounds):
+        for tree in ([None, baseline] if k % 2 == 0 else [baseline, None]):
+            env = dict(os.environ)
+            if tree is not None:
+                env["PYTHONPATH"] = tree + os.pathsep + env.get("PYTHONPATH", "")
+            result = subprocess.run([sys.executable, "-c", _SERVER_PROBE, str(workers)], env=env, text=True,
+                                    stdout=subprocess.PIPE, cwd="/" if tree is not None else None)
+            if result.returncode != 0:
+                raise RuntimeError(f"the server probe of {tree or 'this tree'} failed (exit {result.returncode}); "
+                                   "its error is printed above")
+            runs[tree].append(json.loads(result.stdout.strip().splitlines()[-1]))
+    return median_table(runs[None], runs[baseline])
+
+
+def compare_server_revision(revision: str, workers: int = 2, rounds: int = 3) -> dict[str, dict[str, float]]:
+    """:func:`compare_server` against ``revision`` of this checkout (unpacked as :func:`compare_revision` does)."""
+    with tempfile.TemporaryDirectory(prefix="dcops-bench-") as folder:
+        return compare_server(str(archive_revision(revision, folder)), workers, rounds)
+
+
 def print_table(table: dict[str, dict[str, float]]) -> None:
     print("| figure | this tree | baseline | ratio |")
     print("|---|---|---|---|")
     for key, row in table.items():
-        print(f"| {key} | {row['this_tree']:,.0f} | {row['baseline']:,.0f} | {row['ratio']:.2f} |")
+        print(f"| {key} | {_figure(row['this_tree'])} | {_figure(row['baseline'])} | {row['ratio']:.2f} |")
+
+
+def _figure(value: float) -> str:
+    """A rate as a whole number with thousands separators; a small figure (a ratio, milliseconds) to 3 digits."""
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
 def main() -> int:

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from dcops.bench.compare import archive_revision, package_root
+from dcops.bench.compare import archive_revision, compare_server, median_table, package_root
 
 pytestmark = pytest.mark.skipif(
     shutil.which("git") is None
@@ -40,3 +40,27 @@ def test_the_bench_command_reports_a_comparison_it_cannot_run_and_goes_on(monkey
     commands._compare_against(argparse.Namespace(against="no-such-revision-xyz", rounds=1), figures)
     assert "skipped" in capsys.readouterr().out
     assert figures["against"]["revision"] == "no-such-revision-xyz" and "no-such-revision-xyz" in figures["against"]["skipped"]
+
+
+def test_the_server_comparison_reports_a_revision_it_cannot_take_and_goes_on(capsys):
+    import argparse
+
+    from dcops.bench import commands
+
+    figures: dict = {}
+    commands._compare_server_against(argparse.Namespace(against="no-such-revision-xyz", rounds=1), (0, 2), figures)
+    assert "Server side by side against no-such-revision-xyz: skipped" in capsys.readouterr().out
+    assert "no-such-revision-xyz" in figures["against"]["skipped"]
+
+
+def test_the_server_comparison_refuses_a_folder_without_a_package(tmp_path):
+    with pytest.raises(FileNotFoundError, match="dcops/__init__.py"):
+        compare_server(str(tmp_path), workers=2, rounds=1)
+
+
+def test_the_side_by_side_table_is_the_median_of_each_side_and_their_ratio():
+    ours = [{"rate": 10.0, "ms": 2.0}, {"rate": 30.0, "ms": 1.0}, {"rate": 20.0, "ms": 4.0}]
+    theirs = [{"rate": 8.0, "ms": 4.0}, {"rate": 10.0, "ms": 5.0}, {"rate": 100.0, "ms": 3.0}]
+    table = median_table(ours, theirs)
+    assert table == {"rate": {"this_tree": 20.0, "baseline": 10.0, "ratio": 2.0},
+                     "ms": {"this_tree": 2.0, "baseline": 4.0, "ratio": 0.5}}
