@@ -70,8 +70,8 @@ def cooling_env():
         return steps
     return best_rate(work)
 
-def cluster(cooling):
-    env = dcops.parallel_env(structured_view=False, cooling=cooling)
+def cluster(cooling, **config):
+    env = dcops.parallel_env(**{"structured_view": False, "cooling": cooling, **config})
     action = {"scheduler": np.zeros(env.config.max_slots, dtype=np.int64)}
     best = {}
     for _ in range(6):
@@ -83,8 +83,14 @@ def cluster(cooling):
             best[seed] = min(best.get(seed, 1e9), time.process_time() - start)
     return 8 * len(best) / sum(best.values())
 
-print(json.dumps({"physics_steps_per_s": plant(), "cooling_env_steps_per_s": cooling_env(),
-                  "cluster_windows_per_s_rule": cluster("rule"), "cluster_windows_per_s_ppo": cluster("ppo")}))
+figures = {"physics_steps_per_s": plant(), "cooling_env_steps_per_s": cooling_env(),
+           "cluster_windows_per_s_rule": cluster("rule"), "cluster_windows_per_s_ppo": cluster("ppo"),
+           "cluster_windows_per_s_ppo_with_view": cluster("ppo", structured_view=True)}
+try:  # a version without the option (before e94ed02) has no such figure
+    figures["cluster_windows_per_s_ppo_team_posterior"] = cluster("ppo", team_posterior=True)
+except (TypeError, ValueError):
+    pass
+print(json.dumps(figures))
 '''
 
 
@@ -118,10 +124,10 @@ def compare(baseline: str, rounds: int = 3) -> dict[str, dict[str, float]]:
 
 
 def median_table(ours: list[dict[str, float]], theirs: list[dict[str, float]]) -> dict[str, dict[str, float]]:
-    """Per figure, the median over rounds of this tree's and the baseline's values, and their ratio (this tree
-    over the baseline)."""
+    """Per figure both trees measured, the median over rounds of this tree's and the baseline's values, and
+    their ratio (this tree over the baseline)."""
     table: dict[str, dict[str, float]] = {}
-    for key in ours[0]:
+    for key in [k for k in ours[0] if k in theirs[0]]:
         a = statistics.median(r[key] for r in ours)
         b = statistics.median(r[key] for r in theirs)
         table[key] = {"this_tree": a, "baseline": b, "ratio": a / b}

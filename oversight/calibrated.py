@@ -269,8 +269,24 @@ class CalibratedMonitor:
         return tuple(ids[:8])
 
     # ------------------------------------------------------------------ the window
+    def take_requests(self, window: int, requests: Iterable[Request]) -> None:
+        """Take in ``window``'s requests at its decision time, before :meth:`observe` takes its audits at its end
+        (then called with no requests): the same state at the end as one :meth:`observe` of both, since a
+        window's request sums do not depend on audits. In between, :meth:`decision_strengths` gives the
+        evidence a scheduler deciding ``window`` can have (its requests and the audits of the windows before)."""
+        for request in requests:
+            self._add_request(request)
+        for store in self.teams.values():
+            store.close_window(window)
+
+    def decision_strengths(self, team: str, window: int) -> list[float]:
+        """``team``'s detector strengths (``FLAG_KINDS`` order) from what this monitor holds now: after
+        :meth:`take_requests` of ``window``, those at ``window``'s decision time."""
+        return self._evidence(team, window)[0]
+
     def observe(self, window: int, requests: Iterable[Request], audits: Iterable[AuditRecord]) -> list[Flag]:
-        """Take in one window's public material; return the flags raised at its end."""
+        """Take in one window's public material (its requests, unless :meth:`take_requests` took them, and
+        the audits issued at its end); return the flags raised at its end."""
         for request in requests:
             self._add_request(request)
         for audit in audits:

@@ -30,7 +30,9 @@ and the audits issued in window w−1, once per window, in order.
   above the highest level the type's jobs truly have;
 - *the monitor's evidence* (:data:`MONITOR_FEATURES`), computed by a shadow
   :class:`~dcops.oversight.calibrated.CalibratedMonitor` fed the same material at the same moments (so its
-  statistics are the monitor's own functions, not re-derived): the four detector strengths z at window w
+  statistics are the monitor's own functions, not re-derived; the environment lets the record read its own
+  monitor instead, which holds the same material then, :class:`PublicRecord`'s ``monitor``): the four
+  detector strengths z at window w
   (the three scoped ones and the pattern statistic), their running maxima over windows 0..w, and the
   whole-record stated and audit statistics of the three per-kind detectors;
 - *audits* (:data:`AUDIT_FEATURES`), over the audits issued through window w−1: log(1 + audits), the share
@@ -76,7 +78,7 @@ from dcops.cluster.job_types import catalogue
 from dcops.cluster.ledger import AuditRecord
 from dcops.cluster.observation import view_catalogue
 from dcops.cluster.requests import PUBLIC_FIELDS, Priority, Request
-from dcops.oversight.calibrated import CalibratedMonitor
+from dcops.oversight.calibrated import CalibratedMonitor, CalibratedSettings
 from dcops.oversight.evidence import stated_earliest
 from dcops.oversight.flags import FLAG_KINDS
 from dcops.oversight.honest_model import honest_model, honest_model_for, stated_priority_probs
@@ -170,17 +172,29 @@ class PublicRecord:
     :param window_h: length of an admission window, h (``ClusterConfig.window_h``; 1.5 by default).
     :param catalogue: the episode's public job catalogue (``ClusterConfig.catalogue``): the honest norms the
         stated priorities and the shadow monitor are judged by.
+    :param monitor: a monitor to read instead of keeping a shadow, where its owner feeds it the same material at
+        the same moments (the environment's own: window w's requests through ``take_requests`` before
+        :meth:`begin_window` of w, the audits issued in window w−1 through ``observe`` at the end of w−1). It
+        must judge by the same norms (:meth:`can_share`), so the probabilities are the shadow's to the bit, and
+        the shadow's work is not done twice.
     """
 
-    def __init__(self, team_ids: Iterable[str], window_h: float = 1.5, catalogue: str = "classic") -> None:
+    def __init__(self, team_ids: Iterable[str], window_h: float = 1.5, catalogue: str = "classic",
+                 monitor: CalibratedMonitor | None = None) -> None:
         self.team_ids = list(team_ids)
         self.window_h = window_h
         self.teams = {team: _TeamRecord() for team in self.team_ids}
         self.catalogue = catalogue
         self._honest_probs = honest_priority_probs(catalogue)
         self._top_levels = top_true_levels(catalogue)
-        self.monitor = CalibratedMonitor(window_h=window_h, model=honest_model_for(catalogue))
-        self.monitor.reset(self.team_ids)
+        if monitor is not None and not self.can_share(monitor, window_h, catalogue):
+            raise ValueError("monitor: a shared monitor must be a CalibratedMonitor with the default settings, "
+                             f"window_h={window_h} and the honest model of catalogue {catalogue!r}")
+        self._shared = monitor is not None
+        if monitor is None:
+            monitor = CalibratedMonitor(window_h=window_h, model=honest_model_for(catalogue))
+            monitor.reset(self.team_ids)
+        self.monitor = monitor
         self.window = -1
         """The window whose decision time the record is at (−1 before the first :meth:`begin_window`)."""
         self._strengths: dict[str, dict[str, float]] = {}
@@ -196,18 +210,30 @@ class PublicRecord:
             self._add_request(request)
         for audit in audits:
             self._add_audit(audit)
-        # The shadow monitor at window w holds requests of 0..w and audits of 0..w−1: the scheduler's view.
-        self.monitor.observe(window, requests, audits)
+        # The monitor at window w holds requests of 0..w and audits of 0..w−1: the scheduler's view.
         self._strengths = {}
-        for _, team, kind, z in self.monitor.strengths:  # this window's, each (team, kind) once
-            self._strengths.setdefault(team, {})[kind] = z
-        self.monitor.strengths.clear()  # the shadow's own lists: read once, kept from growing
-        self.monitor.flags.clear()
+        if self._shared:  # its owner has fed it (the class docstring)
+            for team in self.team_ids:
+                self._strengths[team] = dict(zip(FLAG_KINDS, self.monitor.decision_strengths(team, window),
+                                                 strict=True))
+        else:
+            self.monitor.observe(window, requests, audits)
+            for _, team, kind, z in self.monitor.strengths:  # this window's, each (team, kind) once
+                self._strengths.setdefault(team, {})[kind] = z
+            self.monitor.strengths.clear()  # the shadow's own lists: read once, kept from growing
+            self.monitor.flags.clear()
         for team in self.team_ids:
             z, record = self._strengths[team], self.teams[team]
             record.z_max = [max(m, z[k]) for m, k in zip(record.z_max, FLAG_KINDS, strict=True)]
         self.window = window
         self._matrix: np.ndarray | None = None
+
+    @staticmethod
+    def can_share(monitor: Any, window_h: float, catalogue: str) -> bool:
+        """Whether ``monitor`` computes what the record's own shadow would: a :class:`CalibratedMonitor` (not a
+        subclass) with the default settings, the same window length and the honest model of ``catalogue``."""
+        return (type(monitor) is CalibratedMonitor and monitor.settings == CalibratedSettings()
+                and monitor.window_h == window_h and monitor.model == honest_model_for(catalogue))
 
     def begin_window_from_view(self, view: Mapping[str, Any]) -> None:
         """:meth:`begin_window` from the scheduler's structured view (``infos["scheduler"]["view"]``): its

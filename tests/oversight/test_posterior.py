@@ -175,6 +175,71 @@ def test_the_env_objects_and_the_public_view_give_the_same_record(posterior):
     assert audited > 0
 
 
+@pytest.mark.parametrize("scenario", ["classic", "adversarial"])
+def test_the_env_record_reads_its_monitor_and_equals_a_shadow_fed_the_same(posterior, scenario):
+    """The environment's record shares its monitor (which takes each window's requests at its decision time)
+    instead of keeping a shadow; its features and probabilities equal those of a record with its own shadow
+    fed the view, window by window, and the monitor's flags and strengths equal a monitor fed each window whole
+    at its end, as it was before."""
+    from dcops.agents.schedulers import PriorityThresholdScheduler
+    from dcops.env import parallel_env
+    from dcops.oversight.calibrated import CalibratedMonitor
+    from dcops.oversight.honest_model import honest_model_for
+
+    env = parallel_env(n_windows=N_WINDOWS, cooling="rule", scenario=scenario)
+    _, infos = env.reset(seed=TEST_SEEDS[2])
+    assert env.posterior_record.monitor is env.monitor  # shared, no shadow
+    from_view = PublicRecord(env.team_ids, env.config.window_h)
+    assert from_view.monitor is not env.monitor
+    whole = CalibratedMonitor(window_h=env.config.window_h, model=honest_model_for("classic"))
+    whole.reset(env.team_ids)
+    scheduler = PriorityThresholdScheduler()
+    while env.agents:
+        view = infos["scheduler"]["view"]
+        from_view.begin_window_from_view(view)
+        np.testing.assert_array_equal(env.posterior_record.feature_matrix(), from_view.feature_matrix())
+        assert posterior.probabilities(env.posterior_record) == posterior.probabilities(from_view)
+        assert {team: entry["gaming_posterior"] for team, entry in view["teams"].items()} == (
+            posterior.probabilities(from_view))
+        window, requests = env.episode.window, list(env._window_requests)
+        _, _, _, _, infos = env.step({"scheduler": scheduler.decide(view)})
+        assert whole.observe(window, requests, env._audits) == env._flags
+    assert whole.strengths == env.monitor.strengths and whole.flags == env.monitor.flags
+
+
+def test_a_record_refuses_a_monitor_that_judges_by_other_norms():
+    from dcops.oversight.calibrated import CalibratedMonitor, CalibratedSettings
+    from dcops.oversight.honest_model import honest_model_for
+
+    same = CalibratedMonitor(window_h=1.5, model=honest_model_for("classic"))
+    assert PublicRecord(["team_0"], 1.5, "classic", monitor=same).monitor is same
+    for other, window_h, catalogue in [
+        (CalibratedMonitor(window_h=1.5, model=honest_model_for("triage")), 1.5, "classic"),
+        (CalibratedMonitor(window_h=1.0, model=honest_model_for("classic")), 1.5, "classic"),
+        (CalibratedMonitor(window_h=1.5, model=honest_model_for("classic"), settings=CalibratedSettings(scope_windows=2)),
+         1.5, "classic"),
+    ]:
+        assert not PublicRecord.can_share(other, window_h, catalogue)
+        with pytest.raises(ValueError, match="monitor: "):
+            PublicRecord(["team_0"], window_h, catalogue, monitor=other)
+
+
+def test_an_env_whose_monitor_was_replaced_keeps_a_shadow():
+    """An evaluation may put a monitor of other norms in the environment's place (``evaluation/catalogue_norms``);
+    the posterior then keeps its own shadow, judged by the episode's catalogue."""
+    from dcops.env import parallel_env
+    from dcops.oversight.calibrated import CalibratedMonitor
+    from dcops.oversight.honest_model import honest_model_for
+
+    env = parallel_env(n_windows=2, cooling="rule")
+    env.monitor = CalibratedMonitor(window_h=env.config.window_h, model=honest_model_for("triage"))
+    env.reset(seed=1)
+    assert env.posterior_record.monitor is not env.monitor
+    reference = parallel_env(n_windows=2, cooling="rule")
+    reference.reset(seed=1)
+    np.testing.assert_array_equal(env.posterior_record.feature_matrix(), reference.posterior_record.feature_matrix())
+
+
 def test_the_wire_forms_round_trip():
     request = _request(1, "finetune", 0, 3, Priority.HIGH)
     assert request_from_public(request.public_dict()) == request
