@@ -427,8 +427,10 @@ class ClusterObservation(BaseModel):
     task: str
     window: int
     n_windows: int
-    view: ClusterView = Field(description="the public structured view: pending requests with stated fields, "
-                                          "plant, zones, carbon forecast, team statistics, flags, audits")
+    view: ClusterView | None = Field(default=None, description="the public structured view: pending requests "
+                                                               "with stated fields, plant, zones, carbon forecast, "
+                                                               "team statistics, flags, audits (absent when the "
+                                                               "episode was reset with observation='arrays')")
     arrays: dict[str, Any] = Field(description="the Gymnasium observation (requests, request_mask, action_mask, "
                                                "cluster, zones, teams)")
 

@@ -23,6 +23,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         help="only the server under load: cluster/operations with 1 and 32 WebSocket clients and "
                              "/health probed, for each --workers count")
     parser.add_argument("--workers", default="0,2", help="worker counts for --server (default 0,2)")
+    parser.add_argument("--observation", choices=["full", "arrays"], default="full",
+                        help="--server: what the clients' replies hold (the cluster reset option observation: "
+                             "'arrays' for a learner's replies without the structured view)")
     parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
                         help="time rates by this process's CPU time (default: steady on a shared machine) or by "
                              "the wall clock")
@@ -51,9 +54,9 @@ def _run_server_scaling(args: argparse.Namespace) -> int:
     from dcops.bench.server_bench import run_cluster_scaling
 
     workers = tuple(int(w) for w in args.workers.split(","))
-    figures = run_cluster_scaling(workers)
-    print(f"Server under load ({figures['task']}, WebSocket on loopback, episode store on, clients and server on "
-          f"this {figures['cpus']}-CPU machine):")
+    figures = run_cluster_scaling(workers, observation=None if args.observation == "full" else args.observation)
+    print(f"Server under load ({figures['task']}, observation {figures['observation']}, WebSocket on loopback, "
+          f"episode store on, clients and server on this {figures['cpus']}-CPU machine):")
     print("| workers | 1 client steps/s | 32 clients steps/s | scaling | step p50 / p99 ms (32) | /health p50 / p99 ms "
           "(32) | CPU ms per step, clients / server and workers (1 → 32) | errors |")
     print("|---|---|---|---|---|---|---|---|")

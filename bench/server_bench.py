@@ -206,14 +206,17 @@ def run_server_bench(single_steps: int = 2000, concurrent_clients: int = 32, ste
 CLUSTER_TASK = "cluster/operations"
 
 
-async def _cluster_client(url: str, n_steps: int, seed: int, latencies: list[float], errors: list[str]) -> None:
-    """One WebSocket client playing ``cluster/operations`` windows (deciding nothing: the server's defaults)."""
+async def _cluster_client(url: str, n_steps: int, seed: int, latencies: list[float], errors: list[str],
+                          observation: str | None = None) -> None:
+    """One WebSocket client playing ``cluster/operations`` windows (deciding nothing: the server's defaults);
+    ``observation``: the reset option of that name (None: the default, view and arrays)."""
     from websockets.asyncio.client import connect
 
     step = json.dumps({"type": "step", "data": {"action": {"decisions": []}}})
+    options = {} if observation is None else {"options": {"observation": observation}}
     async with connect(url + "/ws", max_size=None) as ws:
         async def reset(s: int) -> None:
-            await ws.send(json.dumps({"type": "reset", "data": {"task": CLUSTER_TASK, "seed": s}}))
+            await ws.send(json.dumps({"type": "reset", "data": {"task": CLUSTER_TASK, "seed": s, **options}}))
             reply = json.loads(await ws.recv())
             if reply["type"] != "observation":
                 errors.append(str(reply)[:200])
@@ -245,8 +248,8 @@ def _probe_health(url: str, stop: Any, latencies: list[float], errors: list[str]
         stop.wait(0.02)
 
 
-def cluster_clients(http_url: str, clients: int, steps_per_client: int, server_pid: int | None = None
-                    ) -> dict[str, Any]:
+def cluster_clients(http_url: str, clients: int, steps_per_client: int, server_pid: int | None = None,
+                    observation: str | None = None) -> dict[str, Any]:
     """``clients`` concurrent cluster sessions over WebSocket with ``/health`` probed throughout; with
     ``server_pid``, also the CPU milliseconds per step of this (the clients') process and of the server's process
     tree, which show where the machine's cores went."""
@@ -261,7 +264,7 @@ def cluster_clients(http_url: str, clients: int, steps_per_client: int, server_p
 
     async def run() -> float:
         start = time.perf_counter()
-        await asyncio.gather(*(_cluster_client(ws_url, steps_per_client, i, latencies, errors)
+        await asyncio.gather(*(_cluster_client(ws_url, steps_per_client, i, latencies, errors, observation)
                                for i in range(clients)))
         return time.perf_counter() - start
 
@@ -286,16 +289,17 @@ def cluster_clients(http_url: str, clients: int, steps_per_client: int, server_p
 
 
 def run_cluster_scaling(workers: tuple[int, ...] = (0, 2), clients: int = 32, steps_per_client: int = 24,
-                        single_steps: int = 200) -> dict[str, Any]:
+                        single_steps: int = 200, observation: str | None = None) -> dict[str, Any]:
     """``cluster/operations`` served with each worker count: one client, then ``clients`` at once with ``/health``
-    probed; the scaling figure is the many-client steps/s over the one-client steps/s (episode store on)."""
-    results: dict[str, Any] = {"task": CLUSTER_TASK, "cpus": os.cpu_count()}
+    probed; the scaling figure is the many-client steps/s over the one-client steps/s (episode store on).
+    ``observation``: the clients' reset option (``"arrays"``: no structured view; None: the default)."""
+    results: dict[str, Any] = {"task": CLUSTER_TASK, "cpus": os.cpu_count(), "observation": observation or "full"}
     for n in workers:
         with _served(workers=n) as (port, pid):
             url = f"http://127.0.0.1:{port}"
-            cluster_clients(url, 2, 8)  # warm-up: imports, first environments in every worker
-            one = cluster_clients(url, 1, single_steps, server_pid=pid)
-            many = cluster_clients(url, clients, steps_per_client, server_pid=pid)
+            cluster_clients(url, 2, 8, observation=observation)  # warm-up: imports, first environments
+            one = cluster_clients(url, 1, single_steps, server_pid=pid, observation=observation)
+            many = cluster_clients(url, clients, steps_per_client, server_pid=pid, observation=observation)
         results[f"workers_{n}"] = {"one_client": one, f"{clients}_clients": many,
                                    "scaling": many["steps_per_s"] / one["steps_per_s"]}
     return results

@@ -219,7 +219,11 @@ class Session:
         episode = self._require_episode()
         if episode.done:
             raise ApiError(409, "EPISODE_OVER", "the episode is over: reset to start another")
-        return {"policy": episode.adapter.baseline_name, "action": episode.adapter.suggest(episode)}
+        try:
+            action = episode.adapter.suggest(episode)
+        except ActionError as exc:
+            raise ApiError.from_action_error(exc) from None
+        return {"policy": episode.adapter.baseline_name, "action": action}
 
     def close(self) -> None:
         """Release the environment; a running episode is marked abandoned in the store."""

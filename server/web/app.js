@@ -479,6 +479,12 @@ function flagCount(team, v) {
 }
 
 function renderCluster(view, fresh) {
+  if (!S.obs.view) {  // an episode reset with observation='arrays' (a learner's): no structured view to draw
+    $("view-title").textContent = `Cluster operations — window ${S.obs.window} (windows 0–${S.obs.n_windows - 1})`;
+    view.appendChild(h("p", { class: "muted" }, "This episode was played with observation='arrays': its replies " +
+      "hold the Gymnasium arrays alone, so there is no structured view to show."));
+    return;
+  }
   const v = S.obs.view, p = v.plant || {};
   $("view-title").textContent = `Cluster operations — window ${v.window} (windows 0–${v.n_windows - 1})`;
   const played = v.last_window && Object.keys(v.last_window).length > 0;  // before window 0 ends, no reading

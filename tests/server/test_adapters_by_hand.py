@@ -261,7 +261,8 @@ def test_cluster_decisions_are_upper_cased_and_codes_passed_as_an_array():
 
 def _view(window: int, n_windows: int, headroom: float, pending: list[dict]) -> Episode:
     return SimpleNamespace(observation={"view": {"window": window, "n_windows": n_windows,
-                                                 "plant": {"headroom_kw": headroom}, "pending": pending}})
+                                                 "plant": {"headroom_kw": headroom}, "pending": pending}},
+                           options={})
 
 
 def test_the_cluster_suggestion_accepts_what_fits_the_headroom_in_order_and_defers_or_rejects_the_rest():
@@ -276,7 +277,7 @@ def test_the_cluster_suggestion_accepts_what_fits_the_headroom_in_order_and_defe
     assert [d["decision"] for d in second_last] == ["DEFER"] * 4  # window 5 is still ahead
     last = ClusterAdapter().suggest(_view(5, 6, 0.0, pending))["decisions"]
     assert [d["decision"] for d in last] == ["REJECT"] * 4  # no window left to defer to
-    assert ClusterAdapter().suggest(SimpleNamespace(observation=None)) == {"decisions": []}
+    assert ClusterAdapter().suggest(SimpleNamespace(observation=None, options={})) == {"decisions": []}
 
 
 def test_a_cluster_without_faults_has_none():
@@ -328,7 +329,7 @@ def test_reset_options_at_the_ends_of_their_ranges_are_taken(family, options):
 
 
 def test_a_cluster_observation_without_a_window_starts_at_the_first():
-    observation = ClusterAdapter().observe(SimpleNamespace(task="cluster/operations"), {"x": 1}, {})
+    observation = ClusterAdapter().observe(SimpleNamespace(task="cluster/operations", options={}), {"x": 1}, {})
     assert (observation["window"], observation["n_windows"], observation["view"]) == (0, 0, {})
 
 
