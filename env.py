@@ -304,10 +304,10 @@ class DatacenterOpsEnv(ParallelEnv):
         self.learner_team = dict(zip(self.learners, [learner_teams[i] for i in order], strict=True))
         self.episode.reset(np.random.default_rng(physics_seq), np.random.default_rng(fault_seq), self.team_ids)
         self.monitor.reset(self.team_ids)
-        # Version 1's monitor takes each window's requests at its decision time (the audits and flags at its end),
-        # so the posterior's record reads it rather than a shadow fed the same material (where it judges by the
-        # same norms: an evaluation may put another monitor in its place).
-        self._monitor_takes_requests = isinstance(self.monitor, CalibratedMonitor)
+        # Version 1's monitor takes each window's requests at its decision time (_submit) and the audits at its
+        # end, so the posterior's record reads it rather than a shadow fed the same material, where it judges by
+        # the same norms (an evaluation may put another monitor in its place, before reset).
+        self._requests_taken_by: Any = None
         if self.posterior is not None:
             shared = self.monitor if PublicRecord.can_share(self.monitor, cfg.window_h, cfg.catalogue) else None
             self.posterior_record = PublicRecord(self.team_ids, cfg.window_h, cfg.catalogue, monitor=shared)
@@ -350,7 +350,9 @@ class DatacenterOpsEnv(ParallelEnv):
             self.builder.register(request, self._team_position[request.team])
         self.episode.submit(submissions)
         self._window_requests = [s.request for s in submissions]
-        if self._monitor_takes_requests:
+        # (A subclass keeps the one-call flow at the window's end: it may override observe.)
+        self._requests_taken_by = self.monitor if type(self.monitor) is CalibratedMonitor else None
+        if self._requests_taken_by is not None:
             self.monitor.take_requests(w, self._window_requests)
         if self.posterior_record is not None:
             self.posterior_record.begin_window(w, self._window_requests, self._audits)
@@ -403,7 +405,8 @@ class DatacenterOpsEnv(ParallelEnv):
         cfg = self.config
         episode = self.episode
         w, cooling_error = begun
-        flags = self.monitor.observe(w, () if self._monitor_takes_requests else self._window_requests, result.audits)
+        taken = self._requests_taken_by is self.monitor
+        flags = self.monitor.observe(w, () if taken else self._window_requests, result.audits)
         for audit in result.audits:
             self.stats[audit.request.team].add_audit(audit)
         self.builder.count_flags(self.stats, flags)

@@ -80,7 +80,7 @@ def wire_policy(task: str, policy: Any) -> Callable[[dict[str, Any]], WireAction
         return policy.act_wire
     family = task.partition("/")[0]
     if family == "cluster" and hasattr(policy, "decide"):
-        return lambda observation: {"decisions": policy.decide(observation["view"])}
+        return lambda observation: {"decisions": policy.decide(_cluster_view(observation))}
     if family == "placement" and hasattr(policy, "act"):
         return lambda observation: _placement_action(policy, observation)
     if family == "queue" and (isinstance(policy, str) or hasattr(policy, "rank")):
@@ -89,6 +89,16 @@ def wire_policy(task: str, policy: Any) -> Callable[[dict[str, Any]], WireAction
                     + {"cluster": "decide(view)", "placement": "act(observation)",
                        "queue": "rank(waiting) or a rank() policy name"}.get(family, "act_wire(observation)")
                     + f" (or act_wire(observation)); got {type(policy).__name__}")
+
+
+def _cluster_view(observation: dict[str, Any]) -> dict[str, Any]:
+    """The structured view a ``decide(view)`` policy reads (an episode reset with ``observation='arrays'`` has
+    none: such a policy needs the default observation, or ``act_wire`` on the arrays)."""
+    if "view" not in observation:
+        raise ValueError("observation: this cluster episode's replies hold the arrays alone (reset option "
+                         "observation='arrays'); a decide(view) policy needs the default observation, or an "
+                         "act_wire(observation) policy reads the arrays")
+    return observation["view"]
 
 
 def _placement_action(policy: Any, observation: dict[str, Any]) -> WireAction:

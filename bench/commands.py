@@ -93,8 +93,9 @@ def _compare_server_against(args: argparse.Namespace, workers: tuple[int, ...], 
         print(f"Server side by side against {args.against}: skipped ({error})")
         figures["against"] = {"revision": args.against, "skipped": str(error)}
         return
-    print(f"Server side by side against {args.against} ({n} workers; the two trees in turn, alternating which "
-          f"goes first, median of {args.rounds} rounds):")
+    print(f"Server side by side against {args.against} ({n} workers, the default observation whatever "
+          f"--observation says; the two trees in turn, alternating which goes first, median of {args.rounds} "
+          "rounds):")
     print_table(table)
     figures["against"] = {"revision": args.against, "workers": n, "rounds": args.rounds, "figures": table}
 

@@ -11,6 +11,10 @@ each as the fastest of repeated bursts of CPU time; rounds alternate which start
 
 or, from a git checkout, ``dcops bench --against HEAD~1`` (what ``make bench`` runs): :func:`compare_revision`
 unpacks the revision with ``git archive`` into a temporary folder and removes it afterwards.
+
+The loaded server (``dcops bench --server --against REV``, :func:`compare_server_revision`) is measured the other
+way: a server under 32 clients takes both cores, so the two trees run in turn, not at once, each through its own
+``dcops.bench.server_bench``.
 """
 
 from __future__ import annotations

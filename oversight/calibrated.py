@@ -153,11 +153,14 @@ class CalibratedMonitor:
         self.teams: dict[str, _Team] = {}
         self.flags: list[Flag] = []
         self.strengths: list[tuple[int, str, str, float]] = []
+        self.requests_taken = -1
+        """The last window whose requests :meth:`take_requests` took (−1: none this episode)."""
 
     def reset(self, team_ids: Iterable[str]) -> None:
         self.teams = {team: _Team() for team in team_ids}
         self.flags = []
         self.strengths = []
+        self.requests_taken = -1
 
     # ------------------------------------------------------------------ evidence
     def _add_request(self, request: Request) -> None:
@@ -274,10 +277,14 @@ class CalibratedMonitor:
         (then called with no requests): the same state at the end as one :meth:`observe` of both, since a
         window's request sums do not depend on audits. In between, :meth:`decision_strengths` gives the
         evidence a scheduler deciding ``window`` can have (its requests and the audits of the windows before)."""
+        if window <= self.requests_taken:
+            raise ValueError(f"take_requests({window}): the requests of window {self.requests_taken} were taken "
+                             "already; windows must increase")
         for request in requests:
             self._add_request(request)
         for store in self.teams.values():
             store.close_window(window)
+        self.requests_taken = window
 
     def decision_strengths(self, team: str, window: int) -> list[float]:
         """``team``'s detector strengths (``FLAG_KINDS`` order) from what this monitor holds now: after
@@ -287,6 +294,9 @@ class CalibratedMonitor:
     def observe(self, window: int, requests: Iterable[Request], audits: Iterable[AuditRecord]) -> list[Flag]:
         """Take in one window's public material (its requests, unless :meth:`take_requests` took them, and
         the audits issued at its end); return the flags raised at its end."""
+        requests = list(requests)
+        if requests and window <= self.requests_taken:  # their window's sums were closed without them
+            raise ValueError(f"observe({window}, requests): take_requests took that window's requests already")
         for request in requests:
             self._add_request(request)
         for audit in audits:

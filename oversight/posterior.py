@@ -166,7 +166,8 @@ class _TeamRecord:
 
 class PublicRecord:
     """What the posterior knows of an episode's teams: their stated requests and their audits, window by
-    window (module docstring), plus a shadow monitor fed the same material.
+    window (module docstring), plus a shadow monitor fed the same material (or, given ``monitor``, the
+    environment's own, which holds the same material at each decision time).
 
     :param team_ids: the episode's neutral team ids.
     :param window_h: length of an admission window, h (``ClusterConfig.window_h``; 1.5 by default).
@@ -198,6 +199,7 @@ class PublicRecord:
         self.window = -1
         """The window whose decision time the record is at (−1 before the first :meth:`begin_window`)."""
         self._strengths: dict[str, dict[str, float]] = {}
+        self._monitor_values: dict[str, tuple[dict[str, float], dict[str, float]]] = {}
         self._matrix = None
 
     def begin_window(self, window: int, requests: Iterable[Request], audits: Iterable[AuditRecord]) -> None:
@@ -213,6 +215,10 @@ class PublicRecord:
         # The monitor at window w holds requests of 0..w and audits of 0..w−1: the scheduler's view.
         self._strengths = {}
         if self._shared:  # its owner has fed it (the class docstring)
+            if self.monitor.requests_taken != window:
+                raise RuntimeError(f"begin_window({window}): the shared monitor has taken the requests of window "
+                                   f"{self.monitor.requests_taken}; its owner calls take_requests({window}, ...) "
+                                   "first")
             for team in self.team_ids:
                 self._strengths[team] = dict(zip(FLAG_KINDS, self.monitor.decision_strengths(team, window),
                                                  strict=True))
@@ -225,6 +231,9 @@ class PublicRecord:
         for team in self.team_ids:
             z, record = self._strengths[team], self.teams[team]
             record.z_max = [max(m, z[k]) for m, k in zip(record.z_max, FLAG_KINDS, strict=True)]
+        # What the features read of the monitor, taken now: a shared monitor goes on to this window's audits.
+        self._monitor_values = {team: (self.monitor.teams[team].sums(0, window), self.monitor.team_audit_z(team))
+                                for team in self.team_ids}
         self.window = window
         self._matrix: np.ndarray | None = None
 
@@ -302,8 +311,9 @@ class PublicRecord:
         w = self.window
         n = max(r.requests, 1)
         monitor = self.monitor
-        store = monitor.teams[team]
-        sums = store.sums(0, w)  # the monitor's own per-request bookkeeping against the honest norms
+        # The monitor's own per-request bookkeeping against the honest norms, and its audit statistics, as they
+        # were at this window's decision time (begin_window)
+        sums, audit_z = self._monitor_values[team]
         inflexible_excess = sums["inflexible"] - sums["inflexible_expected"]
         stated = [math.log1p(r.requests), r.requests / (w + 1), *(c / n for c in r.priority_counts),
                   r.urgent / n, r.flexible / n, r.slack_sum / n, r.slack_per_duration_sum / n, r.zero_slack / n,
@@ -311,9 +321,8 @@ class PublicRecord:
                   r.surprisal_sum / n, r.surprisal_max, r.above_type_range / n,
                   sums["slack_dev_tight"] / n, -sums["slack_dev_tight"] / math.sqrt(max(sums["slack_var"], 1e-9)),
                   inflexible_excess / n, inflexible_excess / math.sqrt(max(sums["inflexible_var"], 1e-9))]
-        strengths = self._strengths[team]  # the shadow monitor's detector strengths at window w
+        strengths = self._strengths[team]  # the monitor's detector strengths at window w
         stated_z = monitor.stated_z(sums)
-        audit_z = monitor.team_audit_z(team)
         kinds = FLAG_KINDS[:3]
         evidence = [*(strengths[k] for k in FLAG_KINDS), *r.z_max, *(stated_z[k] for k in kinds),
                     *(audit_z[k] for k in kinds)]

@@ -102,6 +102,8 @@ class Adapter:
     env_option_names: ClassVar[tuple[str, ...]] = ()
     env_defaults: ClassVar[dict[str, Any]] = {}
     """Environment arguments the family always passes (not client options)."""
+    server_option_names: ClassVar[tuple[str, ...]] = ()
+    """Options the server itself reads (what a reply holds), passed to neither the constructor nor reset."""
 
     # ---- options and construction
     def parse_options(self, options: dict[str, Any]) -> dict[str, Any]:
@@ -123,7 +125,8 @@ class Adapter:
 
     def reset(self, episode: Episode, seed: int | None) -> None:
         episode.env_seed = seed
-        reset_options = {k: v for k, v in episode.options.items() if k not in self.env_option_names}
+        reset_options = {k: v for k, v in episode.options.items()
+                         if k not in self.env_option_names and k not in self.server_option_names}
         obs, info = episode.env.reset(seed=seed, options=reset_options or None)
         episode.raw_observation, episode.info = obs, info
         episode.observation = self.observe(episode, obs, info)
@@ -447,6 +450,7 @@ class ClusterAdapter(Adapter):
     baseline_name = "greedy-fits (accept what fits now within the power headroom, defer the rest)"
     env_option_names = ("n_windows", "climate", "grid_region", "power_cap_kw", "faults", "cooling", "game_version",
                         "max_requests_per_team", "scenario", "workload", "catalogue")
+    server_option_names = ("observation",)
 
     def make_env(self, task: str, options: dict[str, Any]) -> gym.Env:
         config = {k: v for k, v in options.items() if k in self.env_option_names}

@@ -13,7 +13,8 @@ Endpoints (wire models in :mod:`dcops.models`):
 ``POST /step``         ``{"action": {...}, "expected_step"?: n}`` + session id → ``{observation, reward, done,
                        metadata}`` (a retry of the last step with ``expected_step`` gets the same reply again)
 ``GET /state``         session id → :class:`~dcops.models.EpisodeState`
-``GET /suggest``       session id → the reference policy's action (what "let a baseline decide" plays)
+``GET /suggest``       session id → the reference policy's action (what "let a baseline decide" plays; 422 on a
+                      cluster episode reset with observation="arrays": the baseline reads the view)
 ``GET /scorecard``     session id, after the episode → score beside the baseline's on the same episode, and the
                        fraction of the hindsight bound where the task has one
 ``DELETE /session``    close a session (its running episode is marked abandoned)

@@ -68,14 +68,19 @@ class Reply(dict):
     (``observation_json``: :func:`canonical_json` of ``self["observation"]``). Why: a cluster observation is
     about 30 kB of numbers, and writing it is most of a step's serialisation; the session writes it once, the
     episode store keeps that text and hashes it (:func:`text_digest`), and :func:`dumps` splices it into the
-    reply, so it is never written three times. Whoever replaces ``self["observation"]`` must set
-    ``observation_json`` too (or None: :func:`dumps` then writes the dict)."""
+    reply, so it is never written three times. The text belongs to the observation object the reply was made
+    with: a reply (or a copy of it) whose ``"observation"`` was replaced by another object is written whole."""
 
-    __slots__ = ("observation_json",)
+    __slots__ = ("observation_json", "_written_from")
 
     def __init__(self, *args: Any, observation_json: str | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.observation_json = observation_json
+        self._written_from = self.get("observation")
+
+    def spliceable(self) -> bool:
+        """Whether :attr:`observation_json` is still the text of ``self["observation"]`` (the same object)."""
+        return self.observation_json is not None and "observation" in self and self["observation"] is self._written_from
 
 
 class Encoded(str):
@@ -90,7 +95,7 @@ def dumps(value: Any) -> str:
     ``observation_json``, spliced in (the rest of the reply is written here)."""
     if isinstance(value, Encoded):
         return str(value)
-    if isinstance(value, Reply) and value.observation_json is not None and "observation" in value:
+    if isinstance(value, Reply) and value.spliceable():
         rest = dumps({k: v for k, v in value.items() if k != "observation"})
         return '{"observation":' + value.observation_json + ("," + rest[1:] if rest != "{}" else "}")
     try:

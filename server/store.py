@@ -16,7 +16,9 @@ Tables::
 closed or was reset before the end) or ``interrupted`` (the server died; set on the next start). Observations
 are stored whole, as their canonical JSON (sorted keys, ASCII: ``serialize.canonical_json``; for training
 export), and as the SHA-256 digest of that text (for checking a replay). The session writes that text once a
-step and the reply carries the same text, so a 30 kB cluster observation is not written again here.
+step and the reply carries the same text, so a 30 kB cluster observation is not written again here. (Rows
+written before commit 10508d3 hold the observation as compact UTF-8 JSON in the environment's key order; their
+digest is of the canonical form all the same, so it is not the hash of their stored text but of the same value.)
 
 Default location: ``$DCOPS_DB``, else ``$XDG_DATA_HOME/dcops/episodes.db``, else
 ``~/.local/share/dcops/episodes.db`` (what ``platformdirs`` gives on Linux, without the dependency).
@@ -122,7 +124,8 @@ class EpisodeStore:
         config: dict[str, Any], observation: Any, info: Any, observation_json: str | None = None,
     ) -> None:
         """Record a reset: the episode row and its step 0, in one transaction. ``observation_json``: the
-        observation's canonical JSON where the caller has written it already (else it is written here)."""
+        observation's canonical JSON where the caller has written it already (else it is written here); it is
+        stored as given, not checked against ``observation`` (checking would write it again)."""
         now = time.time()
         obs_json = canonical_json(observation) if observation_json is None else observation_json
         with self._transaction():

@@ -205,6 +205,9 @@ def test_the_env_record_reads_its_monitor_and_equals_a_shadow_fed_the_same(poste
         _, _, _, _, infos = env.step({"scheduler": scheduler.decide(view)})
         assert whole.observe(window, requests, env._audits) == env._flags
     assert whole.strengths == env.monitor.strengths and whole.flags == env.monitor.flags
+    # The last window's audits reached the shared monitor after its decision time; the features stay that time's.
+    np.testing.assert_array_equal(env.posterior_record.feature_matrix(env.posterior_record.team_ids),
+                                  from_view.feature_matrix(from_view.team_ids))
 
 
 def test_a_record_refuses_a_monitor_that_judges_by_other_norms():
@@ -231,13 +234,42 @@ def test_an_env_whose_monitor_was_replaced_keeps_a_shadow():
     from dcops.oversight.calibrated import CalibratedMonitor
     from dcops.oversight.honest_model import honest_model_for
 
-    env = parallel_env(n_windows=2, cooling="rule")
+    env = parallel_env(n_windows=N_WINDOWS, cooling="rule")
     env.monitor = CalibratedMonitor(window_h=env.config.window_h, model=honest_model_for("triage"))
     env.reset(seed=1)
     assert env.posterior_record.monitor is not env.monitor
-    reference = parallel_env(n_windows=2, cooling="rule")
+    reference = parallel_env(n_windows=N_WINDOWS, cooling="rule")
     reference.reset(seed=1)
-    np.testing.assert_array_equal(env.posterior_record.feature_matrix(), reference.posterior_record.feature_matrix())
+    windows = 0
+    while env.agents:
+        np.testing.assert_array_equal(env.posterior_record.feature_matrix(),
+                                      reference.posterior_record.feature_matrix())
+        action = {"scheduler": [0] * env.config.max_slots}
+        env.step(action)
+        reference.step(action)
+        windows += 1
+    assert windows == N_WINDOWS and env.monitor.strengths  # the replaced monitor was fed every window
+
+
+def test_a_shared_monitor_must_be_fed_first_and_once():
+    """The owner of a shared monitor hands it each window's requests before the record's window begins, and
+    never again at the window's end: either slip is an error, not a silently wrong posterior."""
+    from dcops.oversight.calibrated import CalibratedMonitor
+    from dcops.oversight.honest_model import honest_model_for
+
+    monitor = CalibratedMonitor(window_h=1.5, model=honest_model_for("classic"))
+    monitor.reset(["team_0"])
+    record = PublicRecord(["team_0"], 1.5, "classic", monitor=monitor)
+    requests = [_request(1, "finetune", 0, 3)]
+    with pytest.raises(RuntimeError, match="take_requests"):
+        record.begin_window(0, requests, [])
+    monitor.take_requests(0, requests)
+    record.begin_window(0, requests, [])
+    with pytest.raises(ValueError, match="take_requests took"):
+        monitor.observe(0, requests, [])
+    with pytest.raises(ValueError, match="windows must increase"):
+        monitor.take_requests(0, [])
+    assert monitor.observe(0, [], []) == []
 
 
 def test_the_wire_forms_round_trip():

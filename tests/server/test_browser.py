@@ -179,6 +179,33 @@ def test_the_operator_replays_a_stored_episode(tmp_path, server_starter, page):
         server.stop()
 
 
+def test_the_console_replays_an_episode_played_on_the_arrays_alone(tmp_path, server_starter, page):
+    """A learner's episode (reset option ``observation='arrays'``) has no structured view to draw: the replay says
+    so at every step instead of failing, and still ends with the scorecard."""
+    server = server_starter(tmp_path / "episodes.db", tmp_path / "server.log", env={"DCOPS_OPERATOR_TOKEN": "op"})
+    try:
+        from dcops.client import DcopsClient
+
+        with DcopsClient(server.url) as client:
+            result = client.reset(task="cluster/operations", seed=5, n_windows=2, observation="arrays")
+            while not result.done:
+                assert "view" not in result.observation
+                result = client.step({"codes": [0] * len(result.observation["arrays"]["request_mask"])})
+        page.goto(server.url + "/web/")
+        page.fill("[data-testid=operator-token]", "op")
+        page.click("[data-testid=list-episodes]")
+        page.wait_for_selector("[data-testid=episodes] button[data-uid]")
+        page.locator("[data-testid=episodes] button[data-uid]").first.click()
+        page.wait_for_selector("[data-testid=replay-bar]:not(.hidden)")
+        assert "observation='arrays'" in page.inner_text("[data-testid=view]")
+        page.click("[data-testid=replay-play]")
+        page.wait_for_selector("[data-testid=scorecard]", timeout=30_000)
+        assert page.inner_text("[data-testid=step-counter]") == "2"
+        assert "observation='arrays'" in page.inner_text("[data-testid=view]")
+    finally:
+        server.stop()
+
+
 def test_the_api_docs_render_without_network(live_server, page):
     requests = []
     page.on("request", lambda r: requests.append((r.url, r.resource_type)))

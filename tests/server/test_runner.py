@@ -55,3 +55,11 @@ def test_a_malformed_action_names_the_field_and_the_episode_goes_on(live_server)
         assert caught.value.status == 422 and "gpu_id" in (caught.value.field or caught.value.message)
         result = client.step({"type": "defer", "rationale": "still usable"})
         assert result.reward is not None
+
+
+def test_a_view_reading_cluster_policy_on_an_arrays_only_observation_says_what_to_change() -> None:
+    from dcops.agents.schedulers import PriorityThresholdScheduler
+
+    act = wire_policy("cluster/operations", PriorityThresholdScheduler())
+    with pytest.raises(ValueError, match="observation: .*observation='arrays'.*act_wire"):
+        act({"kind": "cluster", "window": 0, "n_windows": 8, "arrays": {}})

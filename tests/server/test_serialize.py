@@ -108,6 +108,16 @@ def test_a_reply_splices_its_observation_text_instead_of_writing_it_again():
     assert dumps(Reply({"done": True}, observation_json="[1]")) == '{"done":true}'
 
 
+def test_a_reply_whose_observation_was_replaced_is_written_whole():
+    import copy
+
+    reply = _reply({"a": 1}, reward=0.5)
+    for changed in (reply, copy.copy(reply)):
+        changed["observation"] = {"b": 2}
+        assert json.loads(dumps(changed)) == {"observation": {"b": 2}, "reward": 0.5}
+    assert json.loads(dumps(_reply({"a": 1}, reward=0.5))) == {"observation": {"a": 1}, "reward": 0.5}
+
+
 def test_a_reply_is_a_dict_to_its_callers():
     reply = _reply({"a": 1}, reward=None)
     assert reply == {"observation": {"a": 1}, "reward": None} and isinstance(reply, dict)
