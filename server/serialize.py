@@ -80,7 +80,8 @@ class Reply(dict):
 
     def spliceable(self) -> bool:
         """Whether :attr:`observation_json` is still the text of ``self["observation"]`` (the same object)."""
-        return self.observation_json is not None and "observation" in self and self["observation"] is self._written_from
+        return (self.observation_json is not None and "observation" in self
+                and self["observation"] is self._written_from)
 
 
 class Encoded(str):
