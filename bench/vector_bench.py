@@ -3,7 +3,8 @@
 Why both, in one process: the ratio (vector over single) is what batching buys on this machine whatever else
 is running; the absolute figures move with machine load. The cooling vector env batches everything, so its
 ratio grows with N; the cluster vector env batches only the plant physics of a window (the job logic stays
-per episode), so its ratio is bounded by the physics share of a window. The cluster vector env is also measured
+per episode), so its ratio is bounded by the physics share of a window, which is measured
+(``cluster_vector_physics_share_16``, and the bound it sets, ``cluster_vector_16_bound_with_free_physics``). The cluster vector env is also measured
 against gymnasium's ``SyncVectorEnv`` over the same single environments (what it would be replaced by).
 """
 
@@ -65,6 +66,46 @@ def cluster_vector_rate(num_envs: int, min_seconds: float = 2.0, sync: bool = Fa
     return _rate(work, min_seconds)
 
 
+def cluster_physics_share(num_envs: int = 16, steps: int = 96, **config: Any) -> float:
+    """The share of a cluster vector env's wall time spent stepping its episodes' plants and cooling controllers
+    (``ClusterEpisode.step_compiled``, and the batched array step of episodes without a compiled form), timed
+    around those calls over ``steps`` vector steps (after a warm-up): what batching the physics could at most
+    remove, so 16 batched episodes cannot beat one env by more than 1 / (1 − share) while the per-request game
+    stays per episode. The two calls are wrapped for the measurement and restored after it."""
+    import time
+
+    import dcops
+    from dcops import vector_env
+    from dcops.cluster.episode import ClusterEpisode
+
+    env = dcops.make_vec_env("cluster/operations", num_envs, structured_view=False, **config)
+    env.reset(seed=0)
+    action = np.zeros((num_envs, env.single_action_space.shape[0]), dtype=np.int64)
+    for _ in range(8):
+        env.step(action)
+    spent = [0.0]
+    compiled, batched = ClusterEpisode.step_compiled, vector_env._step_batched
+
+    def timed(function: Any) -> Any:
+        def wrapper(*args: Any) -> Any:
+            start = time.perf_counter()
+            try:
+                return function(*args)
+            finally:
+                spent[0] += time.perf_counter() - start
+        return wrapper
+
+    ClusterEpisode.step_compiled, vector_env._step_batched = timed(compiled), timed(batched)
+    try:
+        start = time.perf_counter()
+        for _ in range(steps):
+            env.step(action)
+        total = time.perf_counter() - start
+    finally:
+        ClusterEpisode.step_compiled, vector_env._step_batched = compiled, batched
+    return spent[0] / total
+
+
 def run_vector_bench(cooling_env_steps_per_s: float, cluster_windows_per_s: float) -> dict[str, Any]:
     """Vector figures with their ratios to the single-environment figures measured in the same run (the cluster
     one with the default cooling, PPO)."""
@@ -80,10 +121,13 @@ def run_vector_bench(cooling_env_steps_per_s: float, cluster_windows_per_s: floa
         sync.append(cluster_vector_rate(8, min_seconds=1.0, sync=True, cooling="ppo"))
     figures["cluster_vector_windows_per_s_8"] = max(batched)
     figures["cluster_sync_vector_windows_per_s_8"] = max(sync)
+    figures["cluster_vector_physics_share_16"] = share = cluster_physics_share(16, cooling="ppo")
     figures["ratios"] = {
         "cooling_vector_64_over_single_env": figures["cooling_vector_env_steps_per_s_64"] / cooling_env_steps_per_s,
         "cluster_vector_16_over_single_env": figures["cluster_vector_windows_per_s_16"] / cluster_windows_per_s,
         "cluster_vector_8_over_sync_vector_env_8": max(batched) / max(sync),
+        # Amdahl's bound on what batching the physics alone can buy (cluster_physics_share).
+        "cluster_vector_16_bound_with_free_physics": 1.0 / (1.0 - share),
     }
     # Issue #28: 16 batched episodes at least 6× one env's windows per second (not met: README, Speed).
     figures["targets"] = {"cluster_vector_16_over_single_env >= 6": figures["ratios"][
