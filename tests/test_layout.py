@@ -3,7 +3,7 @@
 Layers, bottom to top (ARCHITECTURE.md section 1): ``physics`` (and ``intervals``, the statistics helper) →
 ``cluster`` → ``agents`` and ``oversight`` →
 the environments at the root (``env``, ``datacenter_ops_v1``, ``cooling_env``, ``cooling_env_v1``, ``registry``, ``vector_env``,
-``models``, ``command``, ``boundary``) → ``server``, ``training``, ``evaluation``, ``bench`` and the wire-side root modules (``client``, ``runner``)
+``models``, ``command``, ``boundary``) → ``server``, ``training``, ``evaluation``, ``bench`` and the wire-side root modules (``client``, ``runner``, ``remote_env``)
 → ``cli``. An import is read wherever it stands: at module level, under ``TYPE_CHECKING`` or inside a
 function, since a function-level import only hides a dependency, it does not remove it.
 """
@@ -26,7 +26,7 @@ LAYERS: dict[str, int] = {
     "cluster": 1,
     "agents": 2, "oversight": 2,
     "": 3, "env": 3, "datacenter_ops_v1": 3, "cooling_env": 3, "cooling_env_v1": 3, "registry": 3, "vector_env": 3, "models": 3, "command": 3, "boundary": 3,
-    "server": 4, "training": 4, "evaluation": 4, "bench": 4, "client": 4, "runner": 4,
+    "server": 4, "training": 4, "evaluation": 4, "bench": 4, "client": 4, "runner": 4, "remote_env": 4,
     "cli": 5,
 }
 DOMAIN = ("physics", "cluster", "agents", "oversight")
