@@ -29,6 +29,12 @@ search and the shipped one without looking at the ladder's seeds.
 play the family under that public job catalogue, on the same seeds; the validation's ``shipped`` entry is then
 the family's shipped file, tuned on the classic catalogue, played under the other one. The result is written
 to ``reports/cluster/headroom/searched_<family>_<catalogue>.json`` (a report: no rung loads it).
+
+**A perfect monitor** (``--oracle kind|record``, evaluator-only: ``dcops.evaluation.perfect_monitor``): every
+candidate and the validation play with each team's ``gaming_posterior`` replaced by the truth about the team, so
+the result is the ceiling of what any better oversight monitor could give this policy class. The validation also
+scores the shipped file with the real monitor (``shipped_real_monitor``) on the same seeds. The result is a report,
+``reports/cluster/information/searched_<family>_perfect_<oracle>.json``; nothing plays it outside the evaluation.
 """
 
 from __future__ import annotations
@@ -135,13 +141,17 @@ def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
                          population: int = RECIPE["population"], elite: int = RECIPE["elite"],
                          n_seeds: int = RECIPE["n_seeds"], workers: int = 1, progress: Any = None,
                          parameter_set: str = "base", n_validation: int = 0,
-                         catalogue: str = "classic") -> dict[str, Any]:
+                         catalogue: str = "classic", oracle: str | None = None) -> dict[str, Any]:
     """Run the search of the module docstring; return the best parameters, the history and, with
     ``n_validation`` seeds, the validation (module docstring). ``catalogue`` plays the family under that public
-    job catalogue (``ClusterConfig.catalogue``) on the same seeds."""
+    job catalogue (``ClusterConfig.catalogue``) on the same seeds. ``oracle`` (evaluator-only, module docstring)
+    plays every candidate with that perfect monitor in place of the real one."""
     from dcops.agents.schedulers.parametric import ParametricScheduler
+    from dcops.evaluation.perfect_monitor import ORACLES, oracle_episode_score
 
     names = _parameter_names(parameter_set)
+    if oracle is not None and oracle not in ORACLES:
+        raise ValueError(f"oracle: unknown {oracle!r}; known: {list(ORACLES)}")
     seeds = search_seeds(family, n_seeds)
     checked = validation_seeds(family, n_validation)
     if set(checked) & set(seeds):
@@ -158,16 +168,22 @@ def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
 
         pool = multiprocessing.get_context("spawn").Pool(workers)
     try:
-        mapper = pool.map if pool is not None else (lambda f, xs: list(map(f, xs)))
+        plain_map = pool.map if pool is not None else (lambda f, xs: list(map(f, xs)))
+
+        def evaluate_all(tasks: list[tuple[Any, ...]]) -> list[float]:
+            """The search's evaluations: with the real monitor, or with ``oracle``'s perfect one."""
+            if oracle is None:
+                return plain_map(_evaluate, tasks)
+            return plain_map(oracle_episode_score, [(*task, oracle) for task in tasks])
 
         def as_parameters(vector: np.ndarray) -> dict[str, float]:
             return dict(zip(names, map(float, vector), strict=True))
 
-        start_score = mapper(_evaluate, [(family, seeds, as_parameters(mean), catalogue)])[0]
+        start_score = evaluate_all([(family, seeds, as_parameters(mean), catalogue)])[0]
         best_vector, best_score = mean.copy(), start_score
         for it in range(iterations):
             candidates = [_clip(mean + std * rng.standard_normal(len(names)), names) for _ in range(population)]
-            scores = np.array(mapper(_evaluate, [(family, seeds, as_parameters(c), catalogue) for c in candidates]))
+            scores = np.array(evaluate_all([(family, seeds, as_parameters(c), catalogue) for c in candidates]))
             order = np.argsort(-scores)
             elites = np.array([candidates[i] for i in order[:elite]])
             mean = elites.mean(axis=0)
@@ -185,14 +201,18 @@ def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
             result["parameter_set"] = parameter_set
         if catalogue != "classic":
             result["catalogue"] = catalogue
+        if oracle is not None:
+            result["oracle"] = oracle
         if checked:
             shipped = data_path(family)
             tasks = [(family, checked, None, catalogue), (family, checked, result["parameters"], catalogue)]
             if shipped.exists():
                 tasks.append((family, checked, json.loads(shipped.read_text())["parameters"], catalogue))
-            means = [float(m) for m in mapper(_evaluate, tasks)]
+            means = [float(m) for m in evaluate_all(tasks)]
             result["validation"] = {"seeds": list(checked), "priority_threshold": means[0], "searched": means[1],
                                     "shipped": means[2] if shipped.exists() else None}
+            if oracle is not None and shipped.exists():  # the shipped file with the real monitor, for the ceiling
+                result["validation"]["shipped_real_monitor"] = plain_map(_evaluate, [tasks[2]])[0]
     finally:
         if pool is not None:
             pool.close()
@@ -200,12 +220,16 @@ def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
     return result
 
 
-def data_path(family: str, catalogue: str = "classic") -> Path:
+def data_path(family: str, catalogue: str = "classic", oracle: str | None = None) -> Path:
     """Where the search of ``family`` writes by default: for the classic catalogue the shipped file the
     ladder's ``searched`` rung loads; for another, a report, ``reports/cluster/headroom/searched_<family>_
-    <catalogue>.json`` under the working folder (no rung loads it)."""
+    <catalogue>.json`` under the working folder (no rung loads it); with a perfect monitor (``oracle``), a
+    report, ``reports/cluster/information/searched_<family>_perfect_<oracle>.json``."""
     from dcops.agents.schedulers.parametric import searched_path
 
+    if oracle is not None:
+        suffix = "" if catalogue == "classic" else f"_{catalogue}"
+        return Path("reports/cluster/information") / f"searched_{family}{suffix}_perfect_{oracle}.json"
     if catalogue != "classic":
         return Path("reports/cluster/headroom") / f"searched_{family}_{catalogue}.json"
     return searched_path(family)
@@ -226,6 +250,9 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         "scored on them and recorded (default 0: none, as the shipped files were made)")
     parser.add_argument("--catalogue", default="classic", help="public job catalogue to play the family under "
                         "(dcops.cluster.job_types.catalogue; default classic, as the shipped files were made)")
+    parser.add_argument("--oracle", default=None, help="evaluator-only: play every candidate with a perfect "
+                        "oversight monitor in place of the real one (dcops.evaluation.perfect_monitor: kind or "
+                        "record); writes a report, never the shipped file")
     parser.add_argument("--out", default=None, help="output file (default: the shipped agents/schedulers/data/"
                         "parametric_<family>.json; reports/cluster/headroom/searched_<family>_<catalogue>.json "
                         "for another catalogue)")
@@ -252,30 +279,36 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise SystemExit(f"--{error}") from None
     from dcops.cluster.job_types import catalogue
+    from dcops.evaluation.perfect_monitor import ORACLES
 
     try:
         catalogue(args.catalogue)
     except ValueError as error:
         raise SystemExit(f"--{error}") from None
+    if args.oracle is not None and args.oracle not in ORACLES:
+        raise SystemExit(f"--oracle: unknown {args.oracle!r}; known: {', '.join(ORACLES)}")
     for family in families:
         result = cross_entropy_search(family, args.iterations, args.population, args.elite, args.seeds,
                                       args.workers, progress=lambda h, f=family: print(f, json.dumps(h), flush=True),
                                       parameter_set=args.parameters, n_validation=args.validation_seeds,
-                                      catalogue=args.catalogue)
+                                      catalogue=args.catalogue, oracle=args.oracle)
         result["command"] = (f"dcops search-scheduler --family {family} --iterations {args.iterations} "
                              f"--population {args.population} --elite {args.elite} --seeds {args.seeds}"
                              + (f" --parameters {args.parameters}" if args.parameters != "base" else "")
                              + (f" --catalogue {args.catalogue}" if args.catalogue != "classic" else "")
+                             + (f" --oracle {args.oracle}" if args.oracle else "")
                              + (f" --validation-seeds {args.validation_seeds}" if args.validation_seeds else ""))
-        out = Path(args.out) if args.out and len(families) == 1 else data_path(family, args.catalogue)
+        out = Path(args.out) if args.out and len(families) == 1 else data_path(family, args.catalogue, args.oracle)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(result, indent=1) + "\n")
         print(f"{family}: {result['start_score']:+.4f} -> {result['search_score']:+.4f} on the search seeds; wrote {out}")
         if "validation" in result:
             v = result["validation"]
             shipped = "none shipped" if v["shipped"] is None else f"shipped {v['shipped']:+.4f}"
+            real = (f", shipped with the real monitor {v['shipped_real_monitor']:+.4f}"
+                    if "shipped_real_monitor" in v else "")
             print(f"{family} validation ({len(v['seeds'])} seeds): priority_threshold {v['priority_threshold']:+.4f}, "
-                  f"this search {v['searched']:+.4f}, {shipped}")
+                  f"this search {v['searched']:+.4f}, {shipped}{real}")
     return 0
 
 
