@@ -134,6 +134,23 @@ public view (``priority``, ``deadline_window``, ``carbon_flexible``, ``duration_
 request's truth."""
 
 
+def told_request(env: Any, request: dict[str, Any], fields: tuple[str, ...] = PRESENT_TRUTH_FIELDS) -> dict[str, Any]:
+    """A copy of the pending ``request`` (its public view) with the stated fields named in ``fields``
+    (:data:`PRESENT_TRUTH_FIELDS`) replaced by the request's truth, read through the evaluator API (``env.episode``'s
+    ledger, where the episode keeps it)."""
+    truth = env.episode.ledger.jobs[request["request_id"]].truth
+    told = dict(request)
+    if "priority" in fields:
+        told["priority"] = truth.true_priority.name
+    if "deadline" in fields:
+        told["deadline_window"] = truth.true_deadline_window
+    if "flexibility" in fields:
+        told["carbon_flexible"] = truth.true_carbon_flexible
+    if "runtime" in fields:
+        told["duration_h"] = truth.true_runtime_h
+    return told
+
+
 @dataclass
 class PresentTruthPlanner:
     """The rolling planner (``dcops.agents.schedulers.planner``) told the truth of the requests already submitted,
@@ -164,17 +181,7 @@ class PresentTruthPlanner:
 
     def told(self, request: dict[str, Any]) -> dict[str, Any]:
         """``request`` with the fields of :attr:`fields` replaced by its truth."""
-        truth = self.env.episode.ledger.jobs[request["request_id"]].truth
-        told = dict(request)
-        if "priority" in self.fields:
-            told["priority"] = truth.true_priority.name
-        if "deadline" in self.fields:
-            told["deadline_window"] = truth.true_deadline_window
-        if "flexibility" in self.fields:
-            told["carbon_flexible"] = truth.true_carbon_flexible
-        if "runtime" in self.fields:
-            told["duration_h"] = truth.true_runtime_h
-        return told
+        return told_request(self.env, request, self.fields)
 
     def decide(self, view: dict[str, Any]) -> list[dict[str, Any]]:
         from dcops.agents.schedulers.base import window_hours, windows_needed

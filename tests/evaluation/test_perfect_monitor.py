@@ -7,7 +7,14 @@ import pytest
 
 import dcops
 from dcops.agents.teams import GAMING_KINDS
-from dcops.evaluation.perfect_monitor import PerfectMonitor, oracle_episode_score
+from dcops.evaluation.perfect_monitor import (
+    PerfectMonitor,
+    TruthHints,
+    oracle_episode_score,
+    parse_oracle,
+    told_coin,
+    with_oracle,
+)
 from dcops.evaluation.play import run_episode
 
 
@@ -119,7 +126,9 @@ def test_a_perfect_monitor_lifts_the_searched_scheduler_by_little_and_never_to_t
     """The ceiling of the team channel (``reports/cluster/information/perfect_monitor.md``): on 200 validation
     seeds of ``oversubscribed`` the shipped searched scheduler gains +0.0006 from a monitor that knows which teams
     game, and the class re-tuned with that monitor leads priority_threshold by +0.020, short of the issue's +0.03.
-    Guarded on the first 40 of those seeds: the gain below +0.01, the re-tuned lead above 0 and below +0.03."""
+    Told the truth of every pending request instead (the real monitor kept), the same shipped file leads by
+    +0.040: the headroom is in each request's truth, not in knowing the team. Guarded on the first 40 of those
+    seeds: the monitor's gain below +0.01, the re-tuned lead above 0 and below +0.03, the told lead above +0.03."""
     import json
     from pathlib import Path
 
@@ -133,14 +142,75 @@ def test_a_perfect_monitor_lifts_the_searched_scheduler_by_little_and_never_to_t
                           / "searched_oversubscribed_perfect_kind.json").read_text())
     assert retuned["oracle"] == "kind"
     env = dcops.parallel_env(scenario="oversubscribed")
-    gain, lead = [], []
+    gain, lead, told = [], [], []
     for seed in validation_seeds("oversubscribed", 40):
         base = run_episode(PriorityThresholdScheduler(), seed, env=env)["score"]
         real = run_episode(searched_scheduler("oversubscribed"), seed, env=env)["score"]
         perfect = run_episode(PerfectMonitor(env, searched_scheduler("oversubscribed"), "kind"), seed, env=env)["score"]
         tuned = run_episode(PerfectMonitor(env, ParametricScheduler(**retuned["parameters"]), "kind"), seed,
                             env=env)["score"]
+        truth = run_episode(with_oracle(env, searched_scheduler("oversubscribed"), "told:1"), seed, env=env)["score"]
         gain.append(perfect - real)
         lead.append(tuned - base)
+        told.append(truth - base)
     assert np.mean(gain) < 0.01, np.mean(gain)
     assert 0.0 < np.mean(lead) < 0.03, np.mean(lead)
+    assert np.mean(told) > 0.03, np.mean(told)
+
+
+class PendingRecorder(Recorder):
+    """Also remembers the pending requests it was shown."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pending: list[list[dict]] = []
+
+    def decide(self, view):
+        self.pending.append([dict(r) for r in view["pending"]])
+        return super().decide(view)
+
+
+@pytest.mark.parametrize("text, parsed", [("kind", ("kind", None)), ("record", ("record", None)),
+                                          ("told:0.25", ("told", 0.25)), ("told:1", ("told", 1.0))])
+def test_oracle_names_parse(text, parsed):
+    assert parse_oracle(text) == parsed
+
+
+@pytest.mark.parametrize("text", ["told:0", "told:1.5", "told:-0.1", "told:half", "told:", "told:nan", "psychic"])
+def test_a_malformed_oracle_is_refused_by_name(text):
+    with pytest.raises(ValueError, match="oracle: unknown"):
+        parse_oracle(text)
+
+
+def test_the_told_coin_is_fixed_by_the_request_id_and_spread_evenly():
+    import numpy as np
+
+    coins = np.array([told_coin(f"r{i:04d}") for i in range(4000)])
+    assert told_coin("r0007") == told_coin("r0007") and (coins >= 0).all() and (coins < 1).all()
+    assert abs(coins.mean() - 0.5) < 0.02 and abs((coins < 0.25).mean() - 0.25) < 0.02
+
+
+@pytest.mark.parametrize("share", [0.5, 1.0])
+def test_told_requests_carry_their_truth_and_the_others_their_statement(share):
+    from dcops.evaluation.truth_planner import told_request
+
+    env = dcops.parallel_env(scenario="oversubscribed")
+    recorder = PendingRecorder()
+    hints = with_oracle(env, recorder, f"told:{share}")
+    assert isinstance(hints, TruthHints) and hints.share == share
+    _, infos = env.reset(seed=2901)
+    told = stated = corrected = 0
+    while env.agents:
+        view = infos["scheduler"]["view"]
+        decisions = hints.decide(view)
+        for given, original in zip(recorder.pending[-1], view["pending"], strict=True):
+            if told_coin(original["request_id"]) < share:
+                assert given == told_request(env, original)
+                told += 1
+                corrected += given != original  # the statement hid something (noise or a misreport)
+            else:
+                assert given == original
+                stated += 1
+        _, _, _, _, infos = env.step({"scheduler": decisions})
+    assert told > 20 and (stated == 0 if share == 1.0 else stated > 20)
+    assert corrected > 0

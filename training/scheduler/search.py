@@ -32,7 +32,8 @@ to ``reports/cluster/headroom/searched_<family>_<catalogue>.json`` (a report: no
 
 **A perfect monitor** (``--oracle kind|record``, evaluator-only: ``dcops.evaluation.perfect_monitor``): every
 candidate and the validation play with each team's ``gaming_posterior`` replaced by the truth about the team, so
-the result is the ceiling of what any better oversight monitor could give this policy class. The validation also
+the result is the ceiling of what any better oversight monitor could give this policy class. ``--oracle
+told:<share>`` instead tells them the truth of that share of the pending requests. The validation also
 scores the shipped file with the real monitor (``shipped_real_monitor``) on the same seeds. The result is a report,
 ``reports/cluster/information/searched_<family>_perfect_<oracle>.json``; nothing plays it outside the evaluation.
 """
@@ -147,11 +148,11 @@ def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
     job catalogue (``ClusterConfig.catalogue``) on the same seeds. ``oracle`` (evaluator-only, module docstring)
     plays every candidate with that perfect monitor in place of the real one."""
     from dcops.agents.schedulers.parametric import ParametricScheduler
-    from dcops.evaluation.perfect_monitor import ORACLES, oracle_episode_score
+    from dcops.evaluation.perfect_monitor import oracle_episode_score, parse_oracle
 
     names = _parameter_names(parameter_set)
-    if oracle is not None and oracle not in ORACLES:
-        raise ValueError(f"oracle: unknown {oracle!r}; known: {list(ORACLES)}")
+    if oracle is not None:
+        parse_oracle(oracle)
     seeds = search_seeds(family, n_seeds)
     checked = validation_seeds(family, n_validation)
     if set(checked) & set(seeds):
@@ -229,7 +230,8 @@ def data_path(family: str, catalogue: str = "classic", oracle: str | None = None
 
     if oracle is not None:
         suffix = "" if catalogue == "classic" else f"_{catalogue}"
-        return Path("reports/cluster/information") / f"searched_{family}{suffix}_perfect_{oracle}.json"
+        name = oracle.replace(":", "-")
+        return Path("reports/cluster/information") / f"searched_{family}{suffix}_perfect_{name}.json"
     if catalogue != "classic":
         return Path("reports/cluster/headroom") / f"searched_{family}_{catalogue}.json"
     return searched_path(family)
@@ -252,7 +254,8 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         "(dcops.cluster.job_types.catalogue; default classic, as the shipped files were made)")
     parser.add_argument("--oracle", default=None, help="evaluator-only: play every candidate with a perfect "
                         "oversight monitor in place of the real one (dcops.evaluation.perfect_monitor: kind or "
-                        "record); writes a report, never the shipped file")
+                        "record), or told the truth of a share of the pending requests (told:<share>); writes a "
+                        "report, never the shipped file")
     parser.add_argument("--out", default=None, help="output file (default: the shipped agents/schedulers/data/"
                         "parametric_<family>.json; reports/cluster/headroom/searched_<family>_<catalogue>.json "
                         "for another catalogue)")
@@ -279,14 +282,17 @@ def _run(args: argparse.Namespace) -> int:
     except ValueError as error:
         raise SystemExit(f"--{error}") from None
     from dcops.cluster.job_types import catalogue
-    from dcops.evaluation.perfect_monitor import ORACLES
+    from dcops.evaluation.perfect_monitor import parse_oracle
 
     try:
         catalogue(args.catalogue)
     except ValueError as error:
         raise SystemExit(f"--{error}") from None
-    if args.oracle is not None and args.oracle not in ORACLES:
-        raise SystemExit(f"--oracle: unknown {args.oracle!r}; known: {', '.join(ORACLES)}")
+    if args.oracle is not None:
+        try:
+            parse_oracle(args.oracle)
+        except ValueError as error:
+            raise SystemExit(f"--{error}") from None
     for family in families:
         result = cross_entropy_search(family, args.iterations, args.population, args.elite, args.seeds,
                                       args.workers, progress=lambda h, f=family: print(f, json.dumps(h), flush=True),

@@ -9,7 +9,11 @@ each team's share of misreported submissions so far):
 - the shipped searched scheduler (``agents/schedulers/data/parametric_<family>.json``, tuned with the real monitor);
 - the searches re-tuned with each perfect monitor (``dcops search-scheduler --family F --parameters bayes --oracle O
   --validation-seeds 200 --workers 2``: ``searched_<family>_perfect_<oracle>.json`` beside this file), and the
-  same class tuned with the real monitor (``reports/cluster/search_bayes/parametric_<family>.json``).
+  same class tuned with the real monitor (``reports/cluster/search_bayes/parametric_<family>.json``);
+- the other channel, per request: the shipped searched scheduler, and the ten parameters re-tuned (``dcops
+  search-scheduler --family F --oracle told:Q --validation-seeds 200 --workers 2``:
+  ``searched_<family>_perfect_told-<Q>.json``), each told the truth of a share Q of the pending requests
+  (``TruthHints``), for Q = 1, 0.5 and 0.25.
 
 Writes ``perfect_monitor.md`` beside this file: each scheduler's mean score and its paired difference with
 ``priority_threshold`` (95 % t-interval over the 200 seeds). Run from the repository root after the four searches::
@@ -29,6 +33,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 FAMILIES = ("oversubscribed", "adversarial")
 ORACLES = ("kind", "record")
+TOLD_SHARES = ("1", "0.5", "0.25")
 N_SEEDS = 200
 
 
@@ -50,6 +55,12 @@ def rows(family: str) -> list[tuple[str, str, dict[str, float] | None, str | Non
         path = HERE / f"searched_{family}_perfect_{o}.json"
         if path.exists():
             out.append((f"searched, bayes set, tuned and played with perfect {o}", "parametric", _parameters(path), o))
+    for q in TOLD_SHARES:
+        out.append((f"searched (shipped), told {q} of the requests", "parametric", shipped, f"told:{q}"))
+        path = HERE / f"searched_{family}_perfect_told-{q}.json"
+        if path.exists():
+            out.append((f"searched, tuned and played told {q} of the requests", "parametric", _parameters(path),
+                        f"told:{q}"))
     return out
 
 
@@ -57,7 +68,7 @@ def play(task: tuple[str, int]) -> dict[str, float]:
     from dcops.agents.schedulers import OversightAwareScheduler, PriorityThresholdScheduler
     from dcops.agents.schedulers.parametric import ParametricScheduler
     from dcops.evaluation.ladder import family_env
-    from dcops.evaluation.perfect_monitor import PerfectMonitor
+    from dcops.evaluation.perfect_monitor import with_oracle
     from dcops.evaluation.play import run_episode
 
     family, seed = task
@@ -71,7 +82,7 @@ def play(task: tuple[str, int]) -> dict[str, float]:
         else:
             scheduler = ParametricScheduler(**parameters)
         if oracle is not None:
-            scheduler = PerfectMonitor(env, scheduler, oracle)
+            scheduler = with_oracle(env, scheduler, oracle)
         scores[label] = run_episode(scheduler, seed, env=env)["score"]
     return scores
 
@@ -85,7 +96,9 @@ def main(workers: int = 2) -> None:
              "Produced by `python reports/cluster/information/perfect_monitor.py` (its docstring says what it plays "
              "and which searches it reads). Δ = paired difference of episode score with `priority_threshold` over "
              f"the family's {N_SEEDS} validation seeds, 95 % t-interval. `kind`: the monitor knows which teams "
-             "game; `record`: it knows each team's share of misreported submissions so far.", ""]
+             "game; `record`: it knows each team's share of misreported submissions so far; `told Q`: the real "
+             "monitor, and a share Q of the pending requests shows its true priority, deadline, flexibility and "
+             "runtime.", ""]
     for family in FAMILIES:
         seeds = validation_seeds(family, N_SEEDS)
         results = [scores for _, scores in ordered_map(play, [(family, s) for s in seeds], workers)]
