@@ -15,18 +15,23 @@ policy's view, so it lives in the evaluation layer and nothing behind the server
 Two perfect monitors (:data:`MONITORS`):
 
 ``kind``    1 for a team whose kind games (``dcops.agents.teams.GAMING_KINDS``: strategic, adaptive, injecting,
-            detector-aware and slow-burn), 0 for a cooperative team, from the first window. It knows the future
+            detector-aware and slow-burn), 0 for any other (cooperative; a learner team too, which may misreport:
+            the families have none), from the first window. It knows the future
             too: a slow-burn team is 1 while it is still honest.
-``record``  the share of the team's requests submitted so far that carry a misreporting tactic (the ledger keeps
-            the tactics each submission applied), 0 before its first request: what a monitor that saw every
-            submitted request's truth, and nothing later, would say of the team now.
+``record``  the share of the team's requests submitted in earlier windows that carry a misreporting tactic (the
+            ledger keeps the tactics each submission applied), 0 before its first such request: what a monitor
+            that saw the truth of every request of the windows before, and nothing of this window's requests or
+            later, would say of the team now (this window's own requests would be per-request truth).
 
 **Told requests** (``told:<share>``, :class:`TruthHints`): the other channel, per request. The scheduler keeps the
-real monitor, and a fixed share of the pending requests (chosen by a hash of the request id, so the same requests
-whatever the scheduler does) reach it with their stated priority, deadline, flexibility and runtime replaced by
-their truth, as the present-truth planner is told them (``dcops.evaluation.truth_planner.told_request``). It
-measures how much of each request's truth a public view would have to reveal before a public policy class reached
-a given lead: the game's premise is that none is revealed before the audit.
+real monitor, and a share of the pending requests (each chosen by a hash of its own public fields, so a request is
+told or not whatever the scheduler does, and which requests are told differs from episode to episode) reach it
+with their stated priority, deadline, flexibility and runtime replaced by their truth, as the present-truth planner
+is told them (``dcops.evaluation.truth_planner.told_request``). A view that revealed a request's truth would say
+so, so a told request is shown as coming from a clean copy of its team (``<team>/told``: the team's statistics
+with no posterior, no flags and no audited deadline gap), and a scheduler's discounts for suspected teams leave it
+alone. It measures how much of each request's truth a public view would have to reveal before a public policy
+class reached a given lead: the game's premise is that none is revealed before the audit.
 
 :func:`oracle_episode_score` is the search's evaluation function (``dcops search-scheduler --oracle``) with the
 scheduler wrapped by :func:`with_oracle`.
@@ -76,8 +81,8 @@ class PerfectMonitor:
         if not self.name:
             self.name = f"{getattr(self.inner, 'name', type(self.inner).__name__)}+perfect_{self.oracle}"
 
-    def posteriors(self) -> dict[str, float]:
-        """Each team's posterior under the oracle, from the episode's truth now."""
+    def posteriors(self, window: int) -> dict[str, float]:
+        """Each team's posterior under the oracle at the start of window ``window``, from the episode's truth."""
         from dcops.agents.teams import GAMING_KINDS
 
         kinds = self.env.team_kind
@@ -86,23 +91,38 @@ class PerfectMonitor:
         submitted = dict.fromkeys(kinds, 0)
         misreported = dict.fromkeys(kinds, 0)
         for job in self.env.episode.ledger.jobs.values():
+            if job.request.submitted_window >= window:  # this window's requests: per-request truth, not the team's
+                continue
             team = job.request.team
             submitted[team] += 1
             misreported[team] += bool(job.tactics)
         return {team: misreported[team] / submitted[team] if submitted[team] else 0.0 for team in kinds}
 
     def decide(self, view: dict[str, Any]) -> list[dict[str, Any]]:
-        posteriors = self.posteriors()
+        posteriors = self.posteriors(view["window"])
         teams = {team: {**stats, "gaming_posterior": posteriors.get(team, 0.0)}
-                 for team, stats in view.get("teams", {}).items()}
+                 for team, stats in view["teams"].items()}
         return self.inner.decide({**view, "teams": teams})
 
 
-def told_coin(request_id: str) -> float:
-    """A uniform number in [0, 1) fixed by the request id alone (BLAKE2b), so which requests are told never
-    depends on the scheduler's play."""
-    digest = hashlib.blake2b(request_id.encode(), digest_size=8, person=b"dcops-told").digest()
-    return int.from_bytes(digest, "big") / 2.0**64
+def told_coin(request: dict[str, Any]) -> float:
+    """A uniform number in [0, 1) fixed by the request's own public fields (id, team, job type, power, submission
+    window; BLAKE2b): whether a request is told never depends on the scheduler's play, and request ``r0007`` of
+    one episode is not told just because ``r0007`` of another was."""
+    key = "|".join((request["request_id"], request["team"], request["job_type"], repr(float(request["kw"])),
+                    str(request["submitted_window"])))
+    digest = hashlib.blake2b(key.encode(), digest_size=8, person=b"dcops-told").digest()
+    return (int.from_bytes(digest, "big") >> 11) / 2.0**53
+
+
+def clean_team(stats: dict[str, Any]) -> dict[str, Any]:
+    """A team's view statistics without the evidence of misreporting (posterior, flags, audited deadline gap):
+    the team a told request is shown as coming from."""
+    out = {**stats, "gaming_posterior": 0.0, "audited_mean_deadline_gap": None}
+    for key in ("flags_last_window", "flags_so_far"):
+        if key in out:
+            out[key] = dict.fromkeys(out[key], 0)
+    return out
 
 
 @dataclass
@@ -124,9 +144,15 @@ class TruthHints:
     def decide(self, view: dict[str, Any]) -> list[dict[str, Any]]:
         from dcops.evaluation.truth_planner import told_request
 
-        pending = [told_request(self.env, r) if told_coin(r["request_id"]) < self.share else r
-                   for r in view["pending"]]
-        return self.inner.decide({**view, "pending": pending})
+        teams = dict(view["teams"])
+        pending = []
+        for request in view["pending"]:
+            if told_coin(request) < self.share:
+                clean = f"{request['team']}/told"
+                teams.setdefault(clean, clean_team(view["teams"][request["team"]]))
+                request = {**told_request(self.env, request), "team": clean}
+            pending.append(request)
+        return self.inner.decide({**view, "pending": pending, "teams": teams})
 
 
 def with_oracle(env: Any, inner: Any, oracle: str) -> Any:

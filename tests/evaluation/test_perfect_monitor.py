@@ -34,11 +34,13 @@ class Recorder:
         return self.inner.decide(view)
 
 
-def _tactic_shares(env) -> dict[str, float]:
-    """Each team's share of submitted requests with a misreporting tactic, counted here from the ledger."""
+def _tactic_shares(env, window: int) -> dict[str, float]:
+    """Each team's share of the requests it submitted before ``window`` with a misreporting tactic, counted here
+    from the ledger."""
     shares = {}
     for team in env.team_kind:
-        jobs = [job for job in env.episode.ledger.jobs.values() if job.request.team == team]
+        jobs = [job for job in env.episode.ledger.jobs.values()
+                if job.request.team == team and job.request.submitted_window < window]
         shares[team] = sum(1 for job in jobs if job.tactics) / len(jobs) if jobs else 0.0
     return shares
 
@@ -59,9 +61,10 @@ def test_the_record_oracle_is_each_teams_share_of_misreported_submissions_so_far
     observations, infos = env.reset(seed=2900)
     shares = []
     while env.agents:
-        shares.append(_tactic_shares(env))
+        shares.append(_tactic_shares(env, infos["scheduler"]["view"]["window"]))
         observations, _, _, _, infos = env.step({"scheduler": monitor.decide(infos["scheduler"]["view"])})
     assert recorder.seen == shares
+    assert all(value == 0.0 for value in recorder.seen[0].values())  # nothing earlier than window 0 to know
     kinds = env.team_kind
     assert all(seen[t] == 0.0 for seen in recorder.seen for t, k in kinds.items() if k == "cooperative")
     assert any(0.0 < seen[t] <= 1.0 for seen in recorder.seen for t, k in kinds.items() if k in GAMING_KINDS)
@@ -110,6 +113,9 @@ def test_a_search_with_a_perfect_monitor_says_so_and_validates_the_shipped_file_
     assert validation["shipped"] != validation["shipped_real_monitor"]
     assert str(data_path("adversarial", oracle="kind")).endswith(
         "reports/cluster/information/searched_adversarial_perfect_kind.json")
+    for spelled in ("told:0.5", "told:0.50", "told:.5"):  # one share, one file, whatever the spelling
+        assert str(data_path("oversubscribed", oracle=spelled)).endswith(
+            "reports/cluster/information/searched_oversubscribed_told-0.5.json")
     assert "oracle" not in cross_entropy_search("classic", iterations=1, population=1, elite=1, n_seeds=1)
     with pytest.raises(ValueError, match="oracle: unknown"):
         cross_entropy_search("classic", iterations=1, population=1, elite=1, n_seeds=1, oracle="psychic")
@@ -127,7 +133,7 @@ def test_a_perfect_monitor_lifts_the_searched_scheduler_by_little_and_never_to_t
     seeds of ``oversubscribed`` the shipped searched scheduler gains +0.0006 from a monitor that knows which teams
     game, and the class re-tuned with that monitor leads priority_threshold by +0.020, short of the issue's +0.03.
     Told the truth of every pending request instead (the real monitor kept), the same shipped file leads by
-    +0.040: the headroom is in each request's truth, not in knowing the team. Guarded on the first 40 of those
+    +0.044: the headroom is in each request's truth, not in knowing the team. Guarded on the first 40 of those
     seeds: the monitor's gain below +0.01, the re-tuned lead above 0 and below +0.03, the told lead above +0.03."""
     import json
     from pathlib import Path
@@ -165,8 +171,11 @@ class PendingRecorder(Recorder):
         super().__init__()
         self.pending: list[list[dict]] = []
 
+        self.teams: list[dict] = []
+
     def decide(self, view):
         self.pending.append([dict(r) for r in view["pending"]])
+        self.teams.append(view["teams"])
         return super().decide(view)
 
 
@@ -182,12 +191,29 @@ def test_a_malformed_oracle_is_refused_by_name(text):
         parse_oracle(text)
 
 
-def test_the_told_coin_is_fixed_by_the_request_id_and_spread_evenly():
+def test_the_told_coin_is_fixed_by_the_request_and_spread_evenly_within_and_across_episodes():
+    """The coin is a function of the request's public fields: the same request, the same coin; the share told in
+    one episode is near the share asked for, and request ``r0001`` is not told in every episode alike."""
     import numpy as np
 
-    coins = np.array([told_coin(f"r{i:04d}") for i in range(4000)])
-    assert told_coin("r0007") == told_coin("r0007") and (coins >= 0).all() and (coins < 1).all()
-    assert abs(coins.mean() - 0.5) < 0.02 and abs((coins < 0.25).mean() - 0.25) < 0.02
+    env = dcops.parallel_env(scenario="oversubscribed")
+    per_episode, first = [], []
+    for seed in (2950, 2951, 2952, 2953, 2954, 2955):
+        _, infos = env.reset(seed=seed)
+        coins = {}
+        while env.agents:
+            for request in infos["scheduler"]["view"]["pending"]:
+                coin = told_coin(request)
+                assert 0.0 <= coin < 1.0 and coin == told_coin(dict(request))
+                coins[request["request_id"]] = coin
+            _, _, _, _, infos = env.step({"scheduler": []})
+        values = np.array(list(coins.values()))
+        assert len(values) > 100
+        per_episode.append(((values < 0.25).mean(), (values < 0.5).mean()))
+        first.append(coins["r0001"] < 0.5)
+    quarter, half = np.mean(per_episode, axis=0)
+    assert abs(quarter - 0.25) < 0.05 and abs(half - 0.5) < 0.05, (quarter, half)
+    assert 0 < sum(first) < len(first), first  # r0001 told in some episodes, not in all
 
 
 @pytest.mark.parametrize("share", [0.5, 1.0])
@@ -204,13 +230,28 @@ def test_told_requests_carry_their_truth_and_the_others_their_statement(share):
         view = infos["scheduler"]["view"]
         decisions = hints.decide(view)
         for given, original in zip(recorder.pending[-1], view["pending"], strict=True):
-            if told_coin(original["request_id"]) < share:
-                assert given == told_request(env, original)
+            if told_coin(original) < share:
+                clean = f"{original['team']}/told"
+                assert given == {**told_request(env, original), "team": clean}
+                assert recorder.teams[-1][clean]["gaming_posterior"] == 0.0
+                assert recorder.teams[-1][clean]["budget_left"] == view["teams"][original["team"]]["budget_left"]
+                assert not any(recorder.teams[-1][clean]["flags_so_far"].values())
                 told += 1
-                corrected += given != original  # the statement hid something (noise or a misreport)
+                corrected += any(given[k] != original[k] for k in original if k != "team")
             else:
                 assert given == original
                 stated += 1
         _, _, _, _, infos = env.step({"scheduler": decisions})
     assert told > 20 and (stated == 0 if share == 1.0 else stated > 20)
     assert corrected > 0
+
+
+def test_an_oracles_search_never_writes_the_shipped_file():
+    from dcops.agents.schedulers.parametric import searched_path
+    from dcops.cli import main
+
+    shipped = searched_path("classic")
+    before = shipped.read_bytes()
+    with pytest.raises(SystemExit, match="--out: .* is the shipped file"):
+        main(["search-scheduler", "--family", "classic", "--oracle", "kind", "--out", str(shipped)])
+    assert shipped.read_bytes() == before

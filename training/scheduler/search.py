@@ -146,7 +146,8 @@ def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
     """Run the search of the module docstring; return the best parameters, the history and, with
     ``n_validation`` seeds, the validation (module docstring). ``catalogue`` plays the family under that public
     job catalogue (``ClusterConfig.catalogue``) on the same seeds. ``oracle`` (evaluator-only, module docstring)
-    plays every candidate with that perfect monitor in place of the real one."""
+    plays every candidate with that perfect monitor in place of the real one, or told the truth of a share of the
+    pending requests (``told:<share>``)."""
     from dcops.agents.schedulers.parametric import ParametricScheduler
     from dcops.evaluation.perfect_monitor import oracle_episode_score, parse_oracle
 
@@ -172,7 +173,7 @@ def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
         plain_map = pool.map if pool is not None else (lambda f, xs: list(map(f, xs)))
 
         def evaluate_all(tasks: list[tuple[Any, ...]]) -> list[float]:
-            """The search's evaluations: with the real monitor, or with ``oracle``'s perfect one."""
+            """The search's evaluations: as the public view is, or under ``oracle``."""
             if oracle is None:
                 return plain_map(_evaluate, tasks)
             return plain_map(oracle_episode_score, [(*task, oracle) for task in tasks])
@@ -224,14 +225,17 @@ def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
 def data_path(family: str, catalogue: str = "classic", oracle: str | None = None) -> Path:
     """Where the search of ``family`` writes by default: for the classic catalogue the shipped file the
     ladder's ``searched`` rung loads; for another, a report, ``reports/cluster/headroom/searched_<family>_
-    <catalogue>.json`` under the working folder (no rung loads it); with a perfect monitor (``oracle``), a
-    report, ``reports/cluster/information/searched_<family>_perfect_<oracle>.json``."""
+    <catalogue>.json`` under the working folder (no rung loads it); under an oracle, a report,
+    ``reports/cluster/information/searched_<family>[_<catalogue>]_perfect_<kind|record>.json`` for a perfect
+    monitor and ``…_told-<share>.json`` for told requests."""
     from dcops.agents.schedulers.parametric import searched_path
+    from dcops.evaluation.perfect_monitor import parse_oracle
 
     if oracle is not None:
         suffix = "" if catalogue == "classic" else f"_{catalogue}"
-        name = oracle.replace(":", "-")
-        return Path("reports/cluster/information") / f"searched_{family}{suffix}_perfect_{name}.json"
+        kind, share = parse_oracle(oracle)
+        name = f"told-{share:g}" if kind == "told" else f"perfect_{kind}"
+        return Path("reports/cluster/information") / f"searched_{family}{suffix}_{name}.json"
     if catalogue != "classic":
         return Path("reports/cluster/headroom") / f"searched_{family}_{catalogue}.json"
     return searched_path(family)
@@ -258,7 +262,7 @@ def _arguments(parser: argparse.ArgumentParser) -> None:
                         "report, never the shipped file")
     parser.add_argument("--out", default=None, help="output file (default: the shipped agents/schedulers/data/"
                         "parametric_<family>.json; reports/cluster/headroom/searched_<family>_<catalogue>.json "
-                        "for another catalogue)")
+                        "for another catalogue; reports/cluster/information/searched_<family>_… with --oracle)")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -293,6 +297,9 @@ def _run(args: argparse.Namespace) -> int:
             parse_oracle(args.oracle)
         except ValueError as error:
             raise SystemExit(f"--{error}") from None
+    if args.oracle is not None and args.out and len(families) == 1 \
+            and Path(args.out).resolve() == data_path(families[0]).resolve():
+        raise SystemExit(f"--out: {args.out} is the shipped file the ladder plays; an oracle's search is a report")
     for family in families:
         result = cross_entropy_search(family, args.iterations, args.population, args.elite, args.seeds,
                                       args.workers, progress=lambda h, f=family: print(f, json.dumps(h), flush=True),

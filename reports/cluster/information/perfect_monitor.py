@@ -12,8 +12,8 @@ each team's share of misreported submissions so far):
   same class tuned with the real monitor (``reports/cluster/search_bayes/parametric_<family>.json``);
 - the other channel, per request: the shipped searched scheduler, and the ten parameters re-tuned (``dcops
   search-scheduler --family F --oracle told:Q --validation-seeds 200 --workers 2``:
-  ``searched_<family>_perfect_told-<Q>.json``), each told the truth of a share Q of the pending requests
-  (``TruthHints``), for Q = 1, 0.5 and 0.25.
+  ``searched_<family>_told-<Q>.json``), each told the truth of a share Q of the pending requests
+  (``TruthHints``), for Q = 1 and 0.5.
 
 Writes ``perfect_monitor.md`` beside this file: each scheduler's mean score and its paired difference with
 ``priority_threshold`` (95 % t-interval over the 200 seeds). Run from the repository root after the four searches::
@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 FAMILIES = ("oversubscribed", "adversarial")
 ORACLES = ("kind", "record")
-TOLD_SHARES = ("1", "0.5", "0.25")
+TOLD_SHARES = ("1", "0.5")
 N_SEEDS = 200
 
 
@@ -57,7 +57,7 @@ def rows(family: str) -> list[tuple[str, str, dict[str, float] | None, str | Non
             out.append((f"searched, bayes set, tuned and played with perfect {o}", "parametric", _parameters(path), o))
     for q in TOLD_SHARES:
         out.append((f"searched (shipped), told {q} of the requests", "parametric", shipped, f"told:{q}"))
-        path = HERE / f"searched_{family}_perfect_told-{q}.json"
+        path = HERE / f"searched_{family}_told-{q}.json"
         if path.exists():
             out.append((f"searched, tuned and played told {q} of the requests", "parametric", _parameters(path),
                         f"told:{q}"))
