@@ -18,7 +18,7 @@ each team's share of misreported submissions so far):
 Writes ``perfect_monitor.md`` beside this file: each scheduler's mean score and its paired difference with
 ``priority_threshold`` (95 % t-interval over the 200 seeds). Run from the repository root after the four searches::
 
-    python reports/cluster/information/perfect_monitor.py        # about 10 min on two workers
+    python reports/cluster/information/perfect_monitor.py        # about 5 min on two workers (9 while sharing the machine)
 """
 
 from __future__ import annotations
