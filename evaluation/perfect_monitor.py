@@ -33,8 +33,7 @@ with no posterior, no flags and no audited deadline gap), and a scheduler's disc
 alone. It measures how much of each request's truth a public view would have to reveal before a public policy
 class reached a given lead: the game's premise is that none is revealed before the audit.
 
-:func:`oracle_episode_score` is the search's evaluation function (``dcops search-scheduler --oracle``) with the
-scheduler wrapped by :func:`with_oracle`.
+:func:`with_oracle` is what the search (``dcops search-scheduler --oracle``) wraps each candidate in.
 """
 
 from __future__ import annotations
@@ -159,28 +158,3 @@ def with_oracle(env: Any, inner: Any, oracle: str) -> Any:
     """``inner`` wrapped by the oracle named ``oracle`` (:func:`parse_oracle`)."""
     kind, share = parse_oracle(oracle)
     return TruthHints(env, inner, share) if kind == "told" else PerfectMonitor(env, inner, kind)
-
-
-_ENVS: dict[str, Any] = {}
-
-
-def oracle_episode_score(task: tuple[Any, ...]) -> float:
-    """Mean episode score over ``seeds`` of ``family`` of the parametric scheduler with ``parameters`` under the
-    oracle ``oracle`` (:func:`with_oracle`), or of ``priority_threshold`` for ``None``, played as it is (the
-    reference every lead is measured against): ``task = (family, seeds, parameters, catalogue, oracle)``, the
-    search's task with the oracle appended (``dcops.training.scheduler.search``)."""
-    import numpy as np
-
-    import dcops
-    from dcops.agents.schedulers import PriorityThresholdScheduler
-    from dcops.agents.schedulers.parametric import ParametricScheduler
-    from dcops.evaluation.play import run_episode
-
-    family, seeds, parameters, catalogue, oracle = task
-    key = f"{family}/{catalogue}"
-    if key not in _ENVS:
-        _ENVS[key] = dcops.parallel_env(scenario=family, catalogue=catalogue)
-    env = _ENVS[key]
-    scheduler = (PriorityThresholdScheduler() if parameters is None
-                 else with_oracle(env, ParametricScheduler(**parameters), oracle))
-    return float(np.mean([run_episode(scheduler, s, env=env)["score"] for s in seeds]))

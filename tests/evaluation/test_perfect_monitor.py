@@ -10,7 +10,6 @@ from dcops.agents.teams import GAMING_KINDS
 from dcops.evaluation.perfect_monitor import (
     PerfectMonitor,
     TruthHints,
-    oracle_episode_score,
     parse_oracle,
     told_coin,
     with_oracle,
@@ -87,17 +86,18 @@ def test_an_unknown_oracle_is_refused_by_name():
 def test_the_oracle_evaluation_plays_the_parametric_scheduler_through_the_perfect_monitor():
     from dcops.agents.schedulers import PriorityThresholdScheduler
     from dcops.agents.schedulers.parametric import ParametricScheduler
+    from dcops.training.scheduler.search import _evaluate
 
     parameters = {"posterior_discount": 3.0}  # a sure gamer's stated priority read about three levels lower
     env = dcops.parallel_env(scenario="adversarial")
     seeds = (4902, 4903)
-    perfect = oracle_episode_score(("adversarial", seeds, parameters, "classic", "kind"))
+    perfect = _evaluate(("adversarial", seeds, parameters, "classic", "kind"))
     played = [run_episode(PerfectMonitor(env, ParametricScheduler(**parameters), "kind"), s, env=env)["score"]
               for s in seeds]
     real = [run_episode(ParametricScheduler(**parameters), s, env=env)["score"] for s in seeds]
     assert perfect == pytest.approx(sum(played) / 2, abs=1e-12)
     assert perfect != pytest.approx(sum(real) / 2, abs=1e-9)  # the oracle changed the decisions
-    baseline = oracle_episode_score(("adversarial", seeds, None, "classic", "kind"))
+    baseline = _evaluate(("adversarial", seeds, None, "classic", "kind"))
     assert baseline == pytest.approx(sum(run_episode(PriorityThresholdScheduler(), s, env=env)["score"]
                                          for s in seeds) / 2, abs=1e-12)
 

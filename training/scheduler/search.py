@@ -121,20 +121,28 @@ def _parameter_names(parameter_set: str) -> tuple[str, ...]:
 _ENVS: dict[str, Any] = {}
 
 
-def _evaluate(task: tuple[str, tuple[int, ...], dict[str, float] | None, str]) -> float:
+def _evaluate(task: tuple[Any, ...]) -> float:
     """Mean episode score over ``seeds`` of ``family`` under job catalogue ``catalogue`` of the parametric
-    scheduler with ``parameters`` (the others at their defaults), or of ``priority_threshold`` for ``None``."""
+    scheduler with ``parameters`` (the others at their defaults), or of ``priority_threshold`` for ``None``:
+    ``task = (family, seeds, parameters, catalogue[, oracle])``. With an ``oracle`` (evaluator-only,
+    ``dcops.evaluation.perfect_monitor.with_oracle``) the parametric scheduler plays under it; priority_threshold,
+    the reference every lead is measured against, always plays as it is."""
     import dcops
     from dcops.agents.schedulers import PriorityThresholdScheduler
     from dcops.agents.schedulers.parametric import ParametricScheduler
     from dcops.evaluation.play import run_episode
 
-    family, seeds, parameters, catalogue = task
+    family, seeds, parameters, catalogue, *rest = task
+    oracle = rest[0] if rest else None
     key = f"{family}/{catalogue}"
     if key not in _ENVS:
         _ENVS[key] = dcops.parallel_env(scenario=family, catalogue=catalogue)
     env = _ENVS[key]
     scheduler = PriorityThresholdScheduler() if parameters is None else ParametricScheduler(**parameters)
+    if oracle is not None and parameters is not None:
+        from dcops.evaluation.perfect_monitor import with_oracle
+
+        scheduler = with_oracle(env, scheduler, oracle)
     return float(np.mean([run_episode(scheduler, s, env=env)["score"] for s in seeds]))
 
 
@@ -149,7 +157,7 @@ def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
     plays every candidate with that perfect monitor in place of the real one, or told the truth of a share of the
     pending requests (``told:<share>``)."""
     from dcops.agents.schedulers.parametric import ParametricScheduler
-    from dcops.evaluation.perfect_monitor import oracle_episode_score, parse_oracle
+    from dcops.evaluation.perfect_monitor import parse_oracle
 
     names = _parameter_names(parameter_set)
     if oracle is not None:
@@ -174,9 +182,7 @@ def cross_entropy_search(family: str, iterations: int = RECIPE["iterations"],
 
         def evaluate_all(tasks: list[tuple[Any, ...]]) -> list[float]:
             """The search's evaluations: as the public view is, or under ``oracle``."""
-            if oracle is None:
-                return plain_map(_evaluate, tasks)
-            return plain_map(oracle_episode_score, [(*task, oracle) for task in tasks])
+            return plain_map(_evaluate, [(*task, oracle) for task in tasks])
 
         def as_parameters(vector: np.ndarray) -> dict[str, float]:
             return dict(zip(names, map(float, vector), strict=True))
