@@ -58,6 +58,7 @@ from gymnasium.vector.utils import batch_space, concatenate, create_empty_array,
 from numpy.typing import NDArray
 
 from dcops.boundary import split_info
+from dcops.cluster.compiled_window import step_batches
 from dcops.cooling_env import TASKS as COOLING_V0_TASKS  # the cooling tasks with a vector form (v1: none yet)
 from dcops.physics.interface import setpoint_bounds, setpoint_field_names
 from dcops.physics.plant import PlantBoundary, PlantControl, PlantState, step_plant_arrays
@@ -427,10 +428,13 @@ def run_windows(envs: list[Any], actions: list[Any]) -> list[tuple[Any, float, b
     begun = [env.begin_step({"scheduler": action}) for env, action in zip(envs, actions, strict=True)]
     all_episodes = [env.episode for env in envs]
     all_windows = [episode.begin_window() for episode in all_episodes]
-    # An episode whose controller has a compiled form steps it on its own (``ClusterEpisode.step_compiled``: the
-    # same bits, several times faster than its share of a batched array step); the others share one array step.
+    # Episodes under the PPO controller step together through compiled kernels, its MLP batched across them
+    # (``dcops.agents.cooling.ppo_batched``); another episode whose controller has a compiled form (the rule) steps it
+    # on its own (``ClusterEpisode.step_compiled``: the same bits, several times faster than its share of a
+    # batched array step); the others share one array step.
+    together = step_batches(all_episodes, all_windows)
     batched = [b for b, (episode, window) in enumerate(zip(all_episodes, all_windows, strict=True))
-               if not episode.step_compiled(window)]
+               if not together[b] and not episode.step_compiled(window)]
     episodes = [all_episodes[b] for b in batched]
     windows = [all_windows[b] for b in batched]
     _step_batched(episodes, windows)

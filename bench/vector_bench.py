@@ -68,7 +68,8 @@ def cluster_vector_rate(num_envs: int, min_seconds: float = 2.0, sync: bool = Fa
 
 def cluster_physics_share(num_envs: int = 16, steps: int = 96, **config: Any) -> float:
     """The share of a cluster vector env's wall time spent stepping its episodes' plants and cooling controllers
-    (``ClusterEpisode.step_compiled``, and the batched array step of episodes without a compiled form), timed
+    (``compiled_window.step_batches`` for the PPO controller, ``ClusterEpisode.step_compiled`` for another compiled
+    controller, and the batched array step of episodes without a compiled form), timed
     around those calls over ``steps`` vector steps (after a warm-up): what batching the physics could at most
     remove, so 16 batched episodes cannot beat one env by more than 1 / (1 − share) while the per-request game
     stays per episode. The two calls are wrapped for the measurement and restored after it."""
@@ -84,7 +85,7 @@ def cluster_physics_share(num_envs: int = 16, steps: int = 96, **config: Any) ->
     for _ in range(8):
         env.step(action)
     spent = [0.0]
-    compiled, batched = ClusterEpisode.step_compiled, vector_env._step_batched
+    compiled, batched, together = ClusterEpisode.step_compiled, vector_env._step_batched, vector_env.step_batches
 
     def timed(function: Any) -> Any:
         def wrapper(*args: Any) -> Any:
@@ -96,6 +97,7 @@ def cluster_physics_share(num_envs: int = 16, steps: int = 96, **config: Any) ->
         return wrapper
 
     ClusterEpisode.step_compiled, vector_env._step_batched = timed(compiled), timed(batched)
+    vector_env.step_batches = timed(together)
     try:
         start = time.perf_counter()
         for _ in range(steps):
@@ -103,6 +105,7 @@ def cluster_physics_share(num_envs: int = 16, steps: int = 96, **config: Any) ->
         total = time.perf_counter() - start
     finally:
         ClusterEpisode.step_compiled, vector_env._step_batched = compiled, batched
+        vector_env.step_batches = together
     return spent[0] / total
 
 

@@ -132,6 +132,27 @@ def telemetry_kernel(k: int, zone_noise: Any, inlet_drift: Any, zone_constants: 
         out[i] = np.float64(np.float32(v))
 
 
+def step_batches(episodes: list[Any], windows: list[Any]) -> list[bool]:
+    """Step every episode whose compiled actor steps whole windows in batches (the PPO controller's:
+    ``dcops.agents.cooling.ppo_batched``) through its begun window, those whose actors give equal ``batch_key``
+    together; return, per episode, whether it was stepped (the others are untouched, for the caller)."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for index, (episode, window) in enumerate(zip(episodes, windows, strict=True)):
+        key_of = getattr(episode.controller.compiled_actor, "batch_key", None)
+        key = key_of(episode, window) if key_of is not None else None
+        if key is not None:
+            groups.setdefault(key, []).append(index)
+    stepped = [False] * len(episodes)
+    for members in groups.values():
+        for m in members:
+            if episodes[m]._telemetry_arrays is None:
+                episodes[m]._telemetry_arrays = telemetry_arrays(episodes[m])
+            stepped[m] = True
+        episodes[members[0]].controller.compiled_actor.step_windows([episodes[m] for m in members],
+                                                                    [windows[m] for m in members])
+    return stepped
+
+
 def run_window_compiled(episode: Any, window: Any, actor: CompiledActor,
                         packed: tuple[NDArray[np.float64], NDArray[np.float64]], tel: TelemetryArrays) -> None:
     """Step the plant through ``window`` (the ``PlantWindow`` of ``episode.begin_window()``) with the compiled
@@ -153,22 +174,11 @@ class _WindowLoop:
     def __init__(self, episode: Any, window: Any, actor: CompiledActor,
                  packed: tuple[NDArray[np.float64], NDArray[np.float64]], tel: TelemetryArrays) -> None:
         self.episode, self.actor, self.packed, self.tel = episode, actor, packed, tel
-        plant = episode.plant
-        z = self.z = plant.n_zones
+        z = self.z = episode.plant.n_zones
         self.first, self.steps = window.first_step, len(window.rows)
-        # The last step's figures in the kernels' layout, from the episode's Python state.
         self.last_zone = np.zeros((8, z))
         self.last_plant = np.zeros(len(PLANT_ROWS))
-        previous = episode.last_outputs
-        self.last_zone[0] = episode._supply0 if previous is None else previous.supply_air_c
-        if previous is not None:
-            self.last_plant[_ECONOMISER] = float(previous.economiser_fraction)
-            self.last_plant[_COOLING] = float(previous.cooling_kw)
-            self.last_plant[_PUE] = float(previous.pue)
-        self.last_zone[2] = episode.last_inlet_true
-        self.last_zone[3] = episode.state.zone_temp_c
-        self.last_plant[0] = float(episode.state.chw_supply_c)
-        self.last_fan = np.array(episode.last_control.fan_speed, dtype=np.float64)
+        self.last_fan = read_last_step(episode, self.last_zone, self.last_plant)
         self.it = np.array(window.rows)
         self.out_zone, self.out_plant = np.empty((self.steps, 8, z)), np.empty((self.steps, len(PLANT_ROWS)))
         self.setpoints: NDArray[np.float64] | None = None  # the last step's decoded set-points, once a step is done
@@ -210,18 +220,42 @@ class _WindowLoop:
 
     def hand_back(self) -> None:
         """The episode's state after the last step done, and the window's records if every step was done."""
-        done, episode, z = self.done, self.episode, self.z
-        if done == 0 or self.setpoints is None:
-            return
-        new_state, outputs = outputs_of(self.out_zone[done - 1], self.out_plant[done - 1])
-        episode.state = new_state
-        episode.last_control = _control(self.setpoints, z)
-        episode.last_outputs = outputs
-        episode.last_inlet_true = outputs.inlet_c
-        if done == self.steps:
-            out_plant = self.out_plant
-            episode.compiled_records = (out_plant[:, _FACILITY].tolist(), out_plant[:, _IT].tolist(),
-                                        out_plant[:, _COOLING].tolist(), self.out_zone[:, 2, :].copy(), outputs)
+        hand_back(self.episode, self.out_zone, self.out_plant, self.setpoints, self.done)
+
+
+def read_last_step(episode: Any, last_zone: NDArray[np.float64], last_plant: NDArray[np.float64]
+                   ) -> NDArray[np.float64]:
+    """Write the episode's last step, from its Python state, into the kernels' layout: the zone rows
+    ``last_zone`` (8, Z; supply air, true inlet, zone temperatures) and the plant entries ``last_plant`` (chilled
+    water, economiser, cooling, PUE); return the last fan set-points (Z,)."""
+    previous = episode.last_outputs
+    last_zone[0] = episode._supply0 if previous is None else previous.supply_air_c
+    if previous is not None:
+        last_plant[_ECONOMISER] = float(previous.economiser_fraction)
+        last_plant[_COOLING] = float(previous.cooling_kw)
+        last_plant[_PUE] = float(previous.pue)
+    last_zone[2] = episode.last_inlet_true
+    last_zone[3] = episode.state.zone_temp_c
+    last_plant[0] = float(episode.state.chw_supply_c)
+    return np.array(episode.last_control.fan_speed, dtype=np.float64)
+
+
+def hand_back(episode: Any, out_zone: NDArray[np.float64], out_plant: NDArray[np.float64],
+              setpoints: NDArray[np.float64] | None, done: int) -> None:
+    """Write back the episode's state after its first ``done`` steps of the window (outputs ``out_zone`` (S, 8, Z)
+    and ``out_plant`` (S, 21), the last done step's set-points ``setpoints``), and the window's records if all S
+    were done; nothing if none was."""
+    if done == 0 or setpoints is None:
+        return
+    z = episode.plant.n_zones
+    new_state, outputs = outputs_of(out_zone[done - 1], out_plant[done - 1])
+    episode.state = new_state
+    episode.last_control = _control(setpoints, z)
+    episode.last_outputs = outputs
+    episode.last_inlet_true = outputs.inlet_c
+    if done == out_zone.shape[0]:
+        episode.compiled_records = (out_plant[:, _FACILITY].tolist(), out_plant[:, _IT].tolist(),
+                                    out_plant[:, _COOLING].tolist(), out_zone[:, 2, :].copy(), outputs)
 
 
 def _control(setpoints: NDArray[np.float64], z: int) -> PlantControl:

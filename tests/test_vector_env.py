@@ -119,11 +119,11 @@ def test_vector_api_checks(task: str) -> None:
     assert first[2].dtype == np.float64 and first[3].dtype == np.bool_ and first[4].dtype == np.bool_
 
 
-@pytest.mark.parametrize(("vector_jit", "single_jit"), [("0", "0"), ("0", "1"), ("1", "1")])
+@pytest.mark.parametrize(("vector_jit", "single_jit"), [("0", "0"), ("0", "1"), ("1", "1"), ("1", "0")])
 def test_cluster_vector_env_equals_independent_envs(monkeypatch, vector_jit: str, single_jit: str) -> None:
-    """The vector env's episodes (their plants batched with ``DCOPS_JIT=0``, each stepped through the compiled
-    kernels with ``1``) give the scheduler's observations, rewards and infos of single envs (Python or compiled),
-    bit for bit, through a whole episode and the next-step autoreset."""
+    """The vector env's episodes (their plants batched as arrays with ``DCOPS_JIT=0``, stepped together through the
+    batched kernels with ``1``) give the scheduler's observations, rewards and infos of single envs (Python or
+    compiled), bit for bit, through a whole episode and the next-step autoreset."""
     from dcops.physics.compiled_plant import JIT_ENV
 
     n, config = 2, {"n_windows": 3}

@@ -403,9 +403,9 @@ class PPOController:
                  and type(self.layer.action_map) is SupervisoryActionMap and type(self.features) is FeatureBuilder)
         if not stock or self.context.n_zones > MAX_ZONE_TERMS:
             return None
-        from dcops.agents.cooling.ppo_compiled import CompiledPPO
+        from dcops.agents.cooling.ppo_batched import BatchedPPO
 
-        return CompiledPPO(self)
+        return BatchedPPO(self)
 
     def act(self, telemetry: NDArray[np.float32]) -> NDArray[np.float32]:
         return np.array(self.act_values(np.asarray(telemetry, dtype=np.float64).reshape(-1).tolist()),

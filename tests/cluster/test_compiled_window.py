@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import dcops
+import dcops.agents.cooling.ppo_batched as ppo_batched
 import dcops.cluster.compiled_window as compiled_window
 from dcops.agents.cooling import ControllerContext, PPOController, RuleBasedController
 from dcops.cluster.config import ClusterConfig
@@ -26,10 +27,14 @@ def _bytes(value) -> bytes:
     return np.ascontiguousarray(np.asarray(value, dtype=np.float64)).tobytes()
 
 
-def _faulty_episode(monkeypatch, jit: bool, cooling: str = "ppo", switch_after: int | None = None):
+def _faulty_episode(monkeypatch, jit: bool, cooling: str = "ppo", switch_after: int | None = None,
+                    batched: bool = True, nan_reading_at: int | None = None):
     """test_cooling_fast_path's two days of jobs through a chiller trip, a fan failure and a drifting sensor, with
     the controller handed to the episode as the environment hands it (no recorder in between). With
-    ``switch_after``, the windows from that one on take the other path (the compiled actor dropped, or made)."""
+    ``switch_after``, the windows from that one on take the other path (the compiled actor dropped, or made).
+    ``batched=False`` steps the PPO controller through its per-episode compiled loop (``CompiledPPO.act``) rather
+    than the batched kernels (``dcops.agents.cooling.ppo_batched``); ``nan_reading_at`` makes zone 0's inlet reading
+    at that global step NaN (its sensor noise), on every path."""
     from dcops.cluster.decisions import resolve_structured
     from dcops.cluster.episode import ClusterEpisode
     from dcops.cluster.requests import Priority, Request, RequestTruth, Submission
@@ -37,6 +42,8 @@ def _faulty_episode(monkeypatch, jit: bool, cooling: str = "ppo", switch_after: 
     from tests.cluster.test_cooling_fast_path import JOBS
 
     monkeypatch.setenv(JIT_ENV, "1" if jit else "0")
+    if not batched:
+        monkeypatch.setattr(ppo_batched.BatchedPPO, "batch_key", lambda self, episode, window: None)
     config = ClusterConfig(faults=(ChillerTrip(start_s=2.0 * 3600.0, chiller=1, duration_s=4 * 3600.0),
                                    FanFailure(start_s=5.0 * 3600.0, zone=2, units_lost=0.5),
                                    SensorDrift(start_s=1.0 * 3600.0, zone=0, rate_k_per_h=1.5)))
@@ -48,6 +55,8 @@ def _faulty_episode(monkeypatch, jit: bool, cooling: str = "ppo", switch_after: 
     episode = ClusterEpisode(config, controller)
     _last_episode[:] = [episode]
     episode.reset(np.random.default_rng(11), np.random.default_rng(12), ["team_0"])
+    if nan_reading_at is not None:
+        episode.inlet_errors.noise_k[nan_reading_at, 0] = np.nan
     assert (controller.compiled_actor is not None) is jit
     jobs = [*JOBS, ("e", "H100", 32, 50.0, 2.0)]
     episode.submit([Submission(Request(rid, "team_0", "finetune", "", kw, h, gpus, gpu, Priority.HIGH, 9, False, 1.0,
@@ -83,8 +92,8 @@ def _assert_same_episode(a, b) -> None:
         assert inner_a.layer.trim_max == inner_b.layer.trim_max
 
 
-@pytest.mark.parametrize("cooling", ["ppo", "rule"])
-def test_a_faulty_episode_is_the_same_compiled_or_not(monkeypatch, cooling: str):
+@pytest.mark.parametrize(("cooling", "batched"), [("ppo", True), ("ppo", False), ("rule", True)])
+def test_a_faulty_episode_is_the_same_compiled_or_not(monkeypatch, cooling: str, batched: bool):
     triaged = []
     fault_control = RuleFastPath.fault_control
 
@@ -94,7 +103,7 @@ def test_a_faulty_episode_is_the_same_compiled_or_not(monkeypatch, cooling: str)
         return control
 
     monkeypatch.setattr(RuleFastPath, "fault_control", spy)
-    compiled_run = _faulty_episode(monkeypatch, jit=True, cooling=cooling)
+    compiled_run = _faulty_episode(monkeypatch, jit=True, cooling=cooling, batched=batched)
     compiled_triage, triaged[:] = list(triaged), []
     python_run = _faulty_episode(monkeypatch, jit=False, cooling=cooling)
     _assert_same_episode(compiled_run, python_run)
@@ -131,12 +140,16 @@ def test_an_actor_that_raises_mid_window_leaves_the_steps_done_as_the_python_loo
     at = 18 * 2 + 7  # step 7 of window 2
     monkeypatch.setattr(CompiledPPO, "act", failing(CompiledPPO.act, at))
     with pytest.raises(ValueError, match="not finite"):
-        _faulty_episode(monkeypatch, jit=True)
+        _faulty_episode(monkeypatch, jit=True, batched=False)
     compiled_episode = _last_episode[0]
     monkeypatch.setattr(PPOController, "act_values", failing(PPOController.act_values, at))
     with pytest.raises(ValueError, match="not finite"):
         _faulty_episode(monkeypatch, jit=False)
-    python_episode = _last_episode[0]
+    _assert_same_failed_episode(compiled_episode, _last_episode[0])
+
+
+def _assert_same_failed_episode(compiled_episode, python_episode) -> None:
+    """The state, last outputs, control and controller state of two episodes that raised mid-window."""
     assert _bytes(compiled_episode.state.zone_temp_c) == _bytes(python_episode.state.zone_temp_c)
     for name in python_episode.last_outputs._fields:
         assert _bytes(getattr(compiled_episode.last_outputs, name)) == _bytes(getattr(python_episode.last_outputs,
@@ -146,6 +159,20 @@ def test_an_actor_that_raises_mid_window_leaves_the_steps_done_as_the_python_loo
     assert inner_c.layer.trim._trims == inner_p.layer.trim._trims
     assert _bytes(inner_c.features._previous) == _bytes(inner_p.features._previous)  # NaN: the failing reading
     assert np.isnan(inner_p.features._previous[0])
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_a_nan_reading_raises_mid_window_on_every_path_leaving_the_steps_done(monkeypatch, batched: bool):
+    """A NaN sensor reading at step 7 of window 2 makes set-points that cannot be decoded: the batched kernels,
+    the per-episode compiled loop and the Python path raise the decoder's error with the same steps done."""
+    at = 18 * 2 + 7
+    with pytest.raises(ValueError, match="not finite"):
+        _faulty_episode(monkeypatch, jit=True, batched=batched, nan_reading_at=at)
+    compiled_episode = _last_episode[0]
+    with pytest.raises(ValueError, match="not finite"):
+        _faulty_episode(monkeypatch, jit=False, nan_reading_at=at)
+    _assert_same_failed_episode(compiled_episode, _last_episode[0])
+    assert compiled_episode.window == 2 and compiled_episode.compiled_records is None
 
 
 def test_a_step_the_compiled_plant_declines_runs_through_step_plant(monkeypatch):
@@ -164,7 +191,7 @@ def test_a_step_the_compiled_plant_declines_runs_through_step_plant(monkeypatch)
 
     real = compiled_window.compiled
     monkeypatch.setattr(compiled_window, "compiled", lambda f: declining if f is plant_kernel else real(f))
-    declined_run = _faulty_episode(monkeypatch, jit=True)
+    declined_run = _faulty_episode(monkeypatch, jit=True, batched=False)
     assert calls["declined"] >= 40
     monkeypatch.setattr(compiled_window, "compiled", real)
     _assert_same_episode(declined_run, _faulty_episode(monkeypatch, jit=False))

@@ -1,0 +1,359 @@
+"""The PPO cooling controller's batched compiled form: cluster windows of several episodes stepped at once.
+
+Why: :mod:`dcops.cluster.compiled_window` steps one episode's window with five kernel calls and the policy's
+numpy MLP (eight numpy calls) per physics step, about 27 µs a step on the development machine of which the
+arithmetic is a few microseconds: the rest is the calls. Here each physics step of *every* episode given is
+three kernel calls and one numpy ``tanh`` per hidden layer over the episodes' block of activations:
+
+1. :func:`head`: for each episode, the telemetry (``compiled_window.telemetry_kernel``), the normalised features
+   (``ppo_compiled.features_kernel``) and the first layer's affine map;
+2. numpy's ``tanh`` over the (E, H) block; for each further hidden layer, :func:`hidden` and ``tanh`` again;
+3. :func:`tail`: for each episode, the action head, the supervisory layer and the decoding
+   (``ppo_compiled.setpoints_kernel``) and the plant step (``compiled_plant.plant_kernel``).
+
+:class:`BatchedPPO` is the compiled actor ``PPOController.compiled`` gives; the cluster layer, which does not
+import this one, asks each episode's actor for a :meth:`~BatchedPPO.batch_key` and hands the episodes with equal
+keys to :meth:`~BatchedPPO.step_windows` (``dcops.cluster.compiled_window.step_batches``):
+``ClusterEpisode.step_compiled`` one episode, ``dcops.vector_env`` every episode of a vector environment that
+shares the policy and the shapes, so the controller's MLP runs for all of them at once.
+
+Exactness: every value is the one the per-episode path computes, and so the Python path's. The kernels called
+are the same functions. The affine maps are numba's ``np.dot`` of a vector and a matrix (BLAS ``gemv``, the
+routine numpy's 1-D ``@`` calls) then the bias added element by element, as ``NumpyPolicy.mean_action`` does
+them; ``tanh`` stays numpy's (a compiled ``tanh`` is the C library's, which differs from numpy's in the last bit)
+and numpy computes it element by element, so a block gives each row's bits. Because both rest on libraries
+outside this code (two BLAS builds, numpy's ``tanh``), each policy is checked once per process on random
+inputs against ``mean_action`` (:func:`agrees`); a policy whose bits differ is stepped the per-episode way.
+A set-point vector that is not finite, and a plant step the kernel declines or that raises, are handed to the
+Python code the per-episode loop uses for them; an error raised there leaves every episode with the steps done
+before it (as the per-episode loop does for its one episode) and propagates.
+``tests/cluster/test_batched_window.py`` compares batches of episodes with their Python paths byte for byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from dcops.agents.cooling.ppo_compiled import CompiledPPO, features_kernel, setpoints_kernel
+from dcops.cluster.compiled_window import _control, hand_back, read_last_step, telemetry_kernel
+from dcops.physics.compiled_plant import PLANT_ROWS, compiled, jit_available, plant_kernel
+from dcops.physics.interface import decode_setpoint_values
+from dcops.physics.plant import PlantBoundary, PlantState, step_plant
+
+_DONE, _SETPOINTS_NOT_FINITE, _DECLINED, _SETPOINTS_MADE = 1, 2, 3, 4
+"""``tail``'s status per episode: 0 before the episode's turn (or while its set-points are being made)."""
+
+
+def affine_kernel(x: Any, w: Any, b: Any, out: Any) -> None:
+    """``out = x @ w + b`` as numpy computes it for a vector ``x``: BLAS ``gemv``, then the bias by element."""
+    y = np.dot(x, w)
+    for j in range(out.shape[0]):
+        out[j] = y[j] + b[j]
+
+
+# The kernels the batched kernels call, bound to their compiled forms by _kernels() before those are compiled
+# (numba resolves a global at compile time; in the interpreter the batched kernels are never called).
+_telemetry, _features, _setpoints, _plant, _affine = (telemetry_kernel, features_kernel, setpoints_kernel,
+                                                      plant_kernel, affine_kernel)
+
+
+def _make_kernels(stamp: str) -> tuple[Any, Any, Any]:
+    """The three batched kernels (module doc). ``stamp`` (a digest of the called kernels' source) is a closure
+    variable, so numba's on-disk cache, which sees changes to this file only, keys the compiled code by it too."""
+
+    def head(i: int, ks: Any, zone_noise: Any, inlet_drift: Any, zone_constants: Any, step_values: Any,
+             chw_noise: Any, tel_scalars: Any, tel_low: Any, tel_high: Any, last_zone: Any, last_plant: Any,
+             last_setpoints: Any, it: Any, telemetry: Any, state: Any, mean: Any, scale: Any, clip: float,
+             features: Any, w: Any, b: Any, h: Any) -> int:
+        z = it.shape[2]
+        for e in range(ks.shape[0]):
+            _telemetry(ks[e] + i, zone_noise[e], inlet_drift[e], zone_constants[e], step_values[e], chw_noise[e],
+                       tel_scalars[e], tel_low[e], tel_high[e], last_zone[e], last_plant[e], last_setpoints[e, :z],
+                       it[e, i], telemetry[e])
+            _features(telemetry[e], state[e], mean, scale, clip, features[e])
+            _affine(features[e], w, b, h[e])
+        return len(stamp)
+
+    def hidden(h_in: Any, w: Any, b: Any, h_out: Any) -> None:
+        for e in range(h_in.shape[0]):
+            _affine(h_in[e], w, b, h_out[e])
+
+    def tail(i: int, start: int, h: Any, w: Any, b: Any, action_mean: Any, telemetry: Any, state: Any, trims: Any,
+             constants: Any, design: Any, max_air: Any, sp_low: Any, sp_high: Any, setpoints: Any, zones: Any,
+             plant_scalars: Any, ks: Any, alive: Any, dry: Any, wet: Any, chillers: Any, dt: float, last_zone: Any,
+             last_plant: Any, last_setpoints: Any, it: Any, out_zone: Any, out_plant: Any, status: Any) -> int:
+        z = trims.shape[1]
+        for e in range(start, ks.shape[0]):
+            status[e] = -1  # not reached: an error raised before leaves it so
+        undone = 0
+        for e in range(start, ks.shape[0]):
+            status[e] = 0
+            _affine(h[e], w, b, action_mean[e])
+            sp = setpoints[e]
+            if not _setpoints(action_mean[e], telemetry[e], state[e], trims[e], constants[e], design[e],
+                              max_air[e], sp_low[e], sp_high[e], sp):
+                status[e] = _SETPOINTS_NOT_FINITE
+                undone += 1
+                continue
+            status[e] = _SETPOINTS_MADE
+            k = ks[e] + i
+            if _plant(zones[e], plant_scalars[e], last_zone[e, 3], last_plant[e, 0], sp[:z], sp[z:2 * z], sp[2 * z],
+                      sp[2 * z + 1], it[e, i], alive[e, k], dry[e, k], wet[e, k], chillers[e, k], dt, out_zone[e, i],
+                      out_plant[e, i]):
+                last_zone[e, :, :] = out_zone[e, i]
+                last_plant[e, :] = out_plant[e, i]
+                last_setpoints[e, :] = sp
+                status[e] = _DONE
+            else:
+                status[e] = _DECLINED
+                undone += 1
+        return undone
+
+    return head, hidden, tail
+
+
+@dataclass(frozen=True)
+class _Kernels:
+    head: Any
+    hidden: Any
+    tail: Any
+    plant: Any
+
+
+@cache
+def _kernels() -> _Kernels:
+    """The compiled kernels (once per process; numba's disk cache makes later processes' first call fast)."""
+    global _telemetry, _features, _setpoints, _plant, _affine
+    callees = (telemetry_kernel, features_kernel, setpoints_kernel, plant_kernel, affine_kernel)
+    _telemetry, _features, _setpoints, _plant, _affine = (compiled(f) for f in callees)
+    source = "".join(inspect.getsource(f) for f in callees)
+    head, hidden, tail = _make_kernels(hashlib.sha256(source.encode()).hexdigest())
+    return _Kernels(compiled(head), compiled(hidden), compiled(tail), _plant)
+
+
+_agreement: dict[int, tuple[Any, bool]] = {}
+_layers: dict[int, tuple[Any, list[NDArray[np.float64]], list[NDArray[np.float64]]]] = {}
+
+
+def _policy_layers(policy: Any) -> tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]]:
+    """The policy's weights and biases as contiguous float64 arrays (once per policy and process)."""
+    known = _layers.get(id(policy))
+    if known is None or known[0] is not policy:
+        known = _layers[id(policy)] = (policy, [np.ascontiguousarray(w, dtype=np.float64) for w in policy.weights],
+                                       [np.ascontiguousarray(b, dtype=np.float64) for b in policy.biases])
+    return known[1], known[2]
+
+
+def agrees(policy: Any) -> bool:
+    """Whether the batched kernels give ``policy.mean_action``'s bits on this machine: 200 random normalised
+    feature vectors, in blocks of 1, 3 and 16 rows, each row against ``mean_action`` of that row alone (once per
+    policy and process)."""
+    known = _agreement.get(id(policy))
+    if known is not None and known[0] is policy:
+        return known[1]
+    kernels = _kernels()
+    rng = np.random.default_rng(20261207)
+    weights, biases = policy.weights, policy.biases
+    ok = len(weights) >= 2
+    for rows in (1, 3, 16) if ok else ():
+        for _ in range(200 // rows + 1):
+            x = np.clip(rng.normal(0.0, rng.uniform(0.1, 4.0), (rows, weights[0].shape[0])), -policy.obs_clip,
+                        policy.obs_clip)
+            h = x
+            for layer, (w, b) in enumerate(zip(weights, biases, strict=True)):
+                out = np.empty((rows, w.shape[1]))
+                kernels.hidden(np.ascontiguousarray(h), np.ascontiguousarray(w), np.ascontiguousarray(b), out)
+                h = out if layer == len(weights) - 1 else np.tanh(out)
+            expected = np.stack([policy.mean_action(row) for row in x])
+            ok = ok and h.tobytes() == expected.tobytes()
+    _agreement[id(policy)] = (policy, ok)
+    return ok
+
+
+class BatchedPPO(CompiledPPO):
+    """:class:`CompiledPPO` that also steps whole windows of several episodes at once (module doc)."""
+
+    def batch_key(self, episode: Any, window: Any) -> tuple[Any, ...] | None:
+        """Episodes with equal keys step together; None where this one cannot be stepped here (numba off, a
+        plant without a packed form, a policy whose bits the kernels do not reproduce: :func:`agrees`)."""
+        if episode._packed_plant is None or not jit_available() or not agrees(self._policy):
+            return None
+        timeline = episode.timeline
+        return (type(self), id(self._policy), episode.plant.n_zones, len(window.rows), len(episode.dry_bulb),
+                timeline.chiller_available.shape, timeline.chiller_available.dtype, timeline.fan_units_alive.dtype)
+
+    def step_windows(self, episodes: list[Any], windows: list[Any]) -> None:
+        """Step ``episodes`` (this actor's among them, all with this :meth:`batch_key`, their telemetry arrays
+        built) through their begun ``windows`` (``ClusterEpisode.begin_window``) together."""
+        _Batch(episodes, windows).run()
+
+
+def _constants(episodes: list[Any]) -> dict[str, NDArray[Any]]:
+    """The episodes' per-episode constant arrays stacked (E, ...): telemetry inputs, boundary series, packed
+    plant and controller constants. Kept on the first episode while the same episodes (the same actors, that
+    is the same resets) come back, as they do window after window."""
+    members = tuple(x for episode in episodes for x in (episode.controller.compiled_actor, episode._telemetry_arrays))
+    cached = getattr(episodes[0], "_batch_constants", None)
+    if cached is not None and len(cached[0]) == len(members) and all(a is b for a, b in zip(cached[0], members,
+                                                                                          strict=True)):
+        return cached[1]
+    tels = [episode._telemetry_arrays for episode in episodes]
+    actors = [episode.controller.compiled_actor for episode in episodes]
+
+    def stack(values: list[Any], dtype: Any = None) -> NDArray[Any]:
+        return np.ascontiguousarray(np.stack([np.asarray(v) for v in values]), dtype=dtype)
+
+    stacked = {
+        **{name: stack([getattr(t, name) for t in tels], np.float64) for name in
+           ("zone_noise", "inlet_drift", "zone_constants", "step_values", "chw_noise", "scalars", "low", "high")},
+        "alive": stack([e.timeline.fan_units_alive for e in episodes]),
+        "chillers": stack([e.timeline.chiller_available for e in episodes]),
+        "dry": stack([e.dry_bulb for e in episodes], np.float64),
+        "wet": stack([e.wet_bulb for e in episodes], np.float64),
+        "zones": stack([e._packed_plant[0] for e in episodes], np.float64),
+        "plant_scalars": stack([e._packed_plant[1] for e in episodes], np.float64),
+        "constants": stack([a._constants for a in actors], np.float64),
+        "design": stack([a._design for a in actors], np.float64),
+        "max_air": stack([a._max_air for a in actors], np.float64),
+        "sp_low": stack([a._low for a in actors], np.float64),
+        "sp_high": stack([a._high for a in actors], np.float64),
+    }
+    episodes[0]._batch_constants = (members, stacked)
+    return stacked
+
+
+class _Batch:
+    """One window of several episodes, stepped together (:func:`step_windows`)."""
+
+    def __init__(self, episodes: list[Any], windows: list[Any]) -> None:
+        self.episodes = episodes
+        self.actors = [episode.controller.compiled_actor for episode in episodes]
+        n, z, steps = len(episodes), episodes[0].plant.n_zones, len(windows[0].rows)
+        self.z, self.steps = z, steps
+        self.ks = np.array([window.first_step for window in windows], dtype=np.int64)
+        self.it = np.array([window.rows for window in windows], dtype=np.float64)
+        # The last step in the kernels' layout, read from each episode's Python state (compiled_window's reader).
+        self.last_zone = np.zeros((n, 8, z))
+        self.last_plant = np.zeros((n, len(PLANT_ROWS)))
+        self.last_setpoints = np.zeros((n, 2 * z + 2))
+        for e, episode in enumerate(episodes):
+            self.last_setpoints[e, :z] = read_last_step(episode, self.last_zone[e], self.last_plant[e])
+        self.out_zone = np.empty((n, steps, 8, z))
+        self.out_plant = np.empty((n, steps, len(PLANT_ROWS)))
+        self.done = 0
+
+    def run(self) -> None:
+        actors = self.actors
+        for actor in actors:
+            actor.load_state()
+        self.state = np.array([actor._state for actor in actors])
+        self.trims = np.array([actor._trims for actor in actors])
+        try:
+            self._steps()
+        finally:
+            for e, (episode, actor) in enumerate(zip(self.episodes, actors, strict=True)):
+                actor._state[:] = self.state[e]
+                actor._trims[:] = self.trims[e]
+                actor.store_state()
+                hand_back(episode, self.out_zone[e], self.out_plant[e], self.last_setpoints[e].copy(), self.done)
+
+    def _steps(self) -> None:
+        kernels = _kernels()
+        c = self.constants = _constants(self.episodes)
+        first = self.actors[0]
+        weights, biases = _policy_layers(first._policy)
+        n, z = len(self.episodes), self.z
+        telemetry = np.empty((n, c["low"].shape[1]))
+        layers = [np.empty((n, w.shape[1])) for w in weights[:-1]]
+        setpoints = np.empty((n, 2 * z + 2))
+        status = np.zeros(n, dtype=np.int64)
+        last_zone, last_plant, last_setpoints = self.last_zone, self.last_plant, self.last_setpoints
+        # Every argument but the step (and tail's first episode) is the same all window: bound once.
+        head_args = (self.ks, c["zone_noise"], c["inlet_drift"], c["zone_constants"], c["step_values"],
+                     c["chw_noise"], c["scalars"], c["low"], c["high"], last_zone, last_plant, last_setpoints,
+                     self.it, telemetry, self.state, first._mean, first._scale, first._clip,
+                     np.empty((n, weights[0].shape[0])), weights[0], biases[0], layers[0])
+        hidden_args = [(layers[j - 1], weights[j], biases[j], layers[j]) for j in range(1, len(layers))]
+        tail_args = (layers[-1], weights[-1], biases[-1], np.empty((n, weights[-1].shape[1])), telemetry,
+                     self.state, self.trims, c["constants"], c["design"], c["max_air"], c["sp_low"], c["sp_high"],
+                     setpoints, c["zones"], c["plant_scalars"], self.ks, c["alive"], c["dry"], c["wet"],
+                     c["chillers"], float(self.episodes[0].dt_s), last_zone, last_plant, last_setpoints, self.it,
+                     self.out_zone, self.out_plant, status)
+        head, hidden, tail, tanh = kernels.head, kernels.hidden, kernels.tail, np.tanh
+        for i in range(self.steps):
+            head(i, *head_args)
+            tanh(layers[0], out=layers[0])
+            for args in hidden_args:
+                hidden(*args)
+                tanh(args[3], out=args[3])
+            try:
+                undone = tail(i, 0, *tail_args)
+            except (ArithmeticError, ValueError) as error:
+                undone = self._tail_raised(i, tail, tail_args, status, error)
+            if undone:
+                for e in np.flatnonzero(status != _DONE).tolist():
+                    self._python_step(e, i, setpoints[e], status[e] == _SETPOINTS_NOT_FINITE, kernels)
+            self.done = i + 1
+
+    @staticmethod
+    def _tail_raised(i: int, tail: Any, tail_args: tuple[Any, ...], status: NDArray[np.int64],
+                     error: Exception) -> int:
+        """Finish step ``i``'s tail after ``error``: where an episode's plant step raised it, the float path
+        declines that step (it goes to the Python step) and the episodes after it are stepped; an error of the
+        controller propagates, as in the per-episode loop. Returns the count of episodes not done."""
+        n = status.shape[0]
+        while True:
+            raised = int(np.flatnonzero(status != -1)[-1])  # the last episode whose turn began
+            if status[raised] != _SETPOINTS_MADE:
+                raise error
+            status[raised] = _DECLINED
+            if raised + 1 == n:
+                return int((status != _DONE).sum())
+            try:
+                tail(i, raised + 1, *tail_args)
+                return int((status != _DONE).sum())
+            except (ArithmeticError, ValueError) as again:
+                error = again
+
+    def _python_step(self, e: int, i: int, setpoints: NDArray[np.float64], not_finite: bool, kernels: _Kernels
+                     ) -> None:
+        """Episode ``e``'s step ``i`` where the kernels handed it back: set-points that are not finite go through
+        ``decode_setpoint_values`` (which raises the float path's error, or decodes a sum that only overflowed)
+        and the plant kernel; a step the plant kernel declines, through ``step_plant`` (as ``_WindowLoop.run``)."""
+        z, episode = self.z, self.episodes[e]
+        if not_finite:
+            control = decode_setpoint_values(setpoints.tolist(), z)
+            setpoints = np.concatenate([control.fan_speed, control.supply_setpoint_c,
+                                        [float(control.chw_setpoint_c), float(control.economiser_on)]])
+        k = int(self.ks[e]) + i
+        c = self.constants
+        last_zone, last_plant, out_zone, out_plant = self.last_zone[e], self.last_plant[e], self.out_zone[e, i], \
+            self.out_plant[e, i]
+        ok = False
+        if not_finite:
+            try:
+                ok = kernels.plant(c["zones"][e], c["plant_scalars"][e], last_zone[3], last_plant[0], setpoints[:z],
+                                   setpoints[z:2 * z], setpoints[2 * z], setpoints[2 * z + 1], self.it[e, i],
+                                   c["alive"][e, k], c["dry"][e, k], c["wet"][e, k], c["chillers"][e, k],
+                                   float(episode.dt_s), out_zone, out_plant)
+            except (ArithmeticError, ValueError):
+                ok = False
+        if not ok:
+            timeline = episode.timeline
+            state, out = step_plant(episode.plant, PlantState(last_zone[3].copy(), np.float64(last_plant[0])),
+                                    _control(setpoints, z),
+                                    PlantBoundary(self.it[e, i], episode.dry_bulb[k], episode.wet_bulb[k],
+                                                  timeline.chiller_available[k], timeline.fan_units_alive[k]),
+                                    float(episode.dt_s))
+            out_zone[:] = np.array(out[:8])
+            out_plant[:] = [float(v) for v in out[8:]]
+        last_zone[:] = out_zone
+        last_plant[:] = out_plant
+        self.last_setpoints[e] = setpoints
