@@ -87,6 +87,16 @@ def cluster(cooling, **config):
             best[seed] = min(best.get(seed, 1e9), time.process_time() - start)
     return 8 * len(best) / sum(best.values())
 
+def cluster_vector(n):
+    env = dcops.make_vec_env("cluster/operations", n, structured_view=False)
+    action = np.zeros((n, env.single_action_space.shape[0]), dtype=np.int64)
+    def work():  # one episode of each of the n, its reset included, as cluster() counts them
+        env.reset(seed=0)
+        for _ in range(8):
+            env.step(action)
+        return 8 * n
+    return best_rate(work)
+
 figures = {"physics_steps_per_s": plant(), "cooling_env_steps_per_s": cooling_env(),
            "cluster_windows_per_s_rule": cluster("rule"), "cluster_windows_per_s_ppo": cluster("ppo"),
            "cluster_windows_per_s_ppo_with_view": cluster("ppo", structured_view=True)}
@@ -94,6 +104,7 @@ try:  # a version without the option (before e94ed02) has no such figure
     figures["cluster_windows_per_s_ppo_team_posterior"] = cluster("ppo", team_posterior=True)
 except (TypeError, ValueError):
     pass
+figures["cluster_vector_windows_per_s_16"] = cluster_vector(16)
 print(json.dumps(figures))
 '''
 

@@ -332,7 +332,7 @@ class ClusterEpisode:
         actor = getattr(self.controller, "compiled_actor", None)
         if actor is None or self._packed_plant is None:
             return False
-        if step_batches([self], [window])[0]:  # the PPO controller: three kernel calls a step (ppo_batched)
+        if hasattr(actor, "batch_key") and step_batches([self], [window])[0]:  # PPO: three kernel calls a step
             return True
         if self._telemetry_arrays is None:
             self._telemetry_arrays = telemetry_arrays(self)
