@@ -23,17 +23,19 @@ Episodes of a task all have the same length, so they end together. ``infos`` per
 ``violation_minutes_32`` (N, Z); at an episode's last step also ``score`` (with its mask ``_score``). Actions ``(N, 2Z + 2)`` are clipped to the box like the single env's; a
 wrong shape or a NaN/inf raises ``ValueError`` naming the episode and the field, and nothing is stepped.
 
-**Cluster operations** (:class:`ClusterVectorEnv`). An episode whose cooling controller has a compiled form
-(the PPO controller and the rule's fast path; where numba is installed and ``DCOPS_JIT`` is not ``0``) steps its
-window's 18 physics steps through the kernels of ``dcops.cluster.compiled_window`` on its own
-(``ClusterEpisode.step_compiled``: about 11 µs a step with PPO, 5 µs with the rule, telemetry and controller
-included, less than a batched array step costs per episode); the plants of the others run batched, each
-physics step one ``step_plant_arrays`` call on ``(N, Z)``. The rest of a window (decisions, queue ordering and
-placement, completions and audits, reward, oversight, the teams' next requests and the observations) is
-per-episode Python logic over variable-length job lists and stays per episode; it is now about three quarters of a
-window, so N episodes run at about N single environments' speed (``dcops bench``: 16 episodes 0.82× one env's
-windows/s, 8 episodes 1.07× gymnasium's ``SyncVectorEnv`` over 8 ``make_env("cluster/operations")``, PPO cooling,
-no structured view, CPU time, idle 2-core machine). Observations are the scheduler's ``Dict`` batched; ``infos``
+**Cluster operations** (:class:`ClusterVectorEnv`). Where numba is installed and ``DCOPS_JIT`` is not ``0``, the
+episodes under the PPO cooling controller step their windows' 18 physics steps together, in one set of arrays
+(``dcops.agents.cooling.ppo_batched``, handed them by ``dcops.cluster.compiled_window.step_batches``): each
+physics step is three kernel calls for all of them (telemetry, features and the first layer; the hidden layers;
+the action head, set-points and plant step) and numpy's ``tanh`` over the episodes' block of activations. An
+episode under another compiled controller (the rule's fast path) steps through the per-episode kernels on its own
+(``ClusterEpisode.step_compiled``, less than a batched array step costs per episode); the plants of the others
+run batched, each physics step one ``step_plant_arrays`` call on ``(N, Z)``. The rest of a window (decisions,
+queue ordering and placement, completions and audits, reward, oversight, the teams' next requests and the
+observations) is per-episode Python logic over variable-length job lists and stays per episode; it is about nine
+tenths of a 16-episode window now, so N episodes run at little more than N single environments' speed
+(``dcops bench``: ``cluster_vector_16_over_single_env``, and ``cluster_vector_physics_share_16`` for the share
+batching could still remove; PPO cooling, no structured view, CPU time). Observations are the scheduler's ``Dict`` batched; ``infos``
 gathers each episode's scheduler info as Gymnasium does (a key per field with its ``_key`` mask). Scheduler
 actions never raise (invalid decisions are penalised, as in the single env); a batch of the wrong length raises
 ``ValueError``. Either way an episode gives the bits of the same episode stepped alone

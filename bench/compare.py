@@ -104,7 +104,10 @@ try:  # a version without the option (before e94ed02) has no such figure
     figures["cluster_windows_per_s_ppo_team_posterior"] = cluster("ppo", team_posterior=True)
 except (TypeError, ValueError):
     pass
-figures["cluster_vector_windows_per_s_16"] = cluster_vector(16)
+try:  # a version without the cluster vector env (before 9a5eb47) has no such figure
+    figures["cluster_vector_windows_per_s_16"] = cluster_vector(16)
+except (AttributeError, KeyError, TypeError, ValueError):
+    pass
 print(json.dumps(figures))
 '''
 

@@ -2,8 +2,9 @@
 
 Why both, in one process: the ratio (vector over single) is what batching buys on this machine whatever else
 is running; the absolute figures move with machine load. The cooling vector env batches everything, so its
-ratio grows with N; the cluster vector env batches only the plant physics of a window (the job logic stays
-per episode), so its ratio is bounded by the physics share of a window, which is measured
+ratio grows with N; the cluster vector env batches only the plant physics and the cooling controller of a window
+(the job logic stays per episode), so its ratio is bounded by the share of a window they still take, which is
+measured
 (``cluster_vector_physics_share_16``, and the bound it sets, ``cluster_vector_16_bound_with_free_physics``). The cluster vector env is also measured
 against gymnasium's ``SyncVectorEnv`` over the same single environments (what it would be replaced by).
 """
@@ -72,7 +73,7 @@ def cluster_physics_share(num_envs: int = 16, steps: int = 96, **config: Any) ->
     controller, and the batched array step of episodes without a compiled form), timed
     around those calls over ``steps`` vector steps (after a warm-up): what batching the physics could at most
     remove, so 16 batched episodes cannot beat one env by more than 1 / (1 − share) while the per-request game
-    stays per episode. The two calls are wrapped for the measurement and restored after it."""
+    stays per episode. The three calls are wrapped for the measurement and restored after it."""
     import time
 
     import dcops

@@ -7,6 +7,13 @@ a window's time. Here the telemetry (:func:`telemetry_kernel`) and the plant ste
 ``compiled`` actor, ``dcops.agents.cooling.ppo_compiled``) runs its own kernels around the policy's numpy
 forward pass, whose bits come from numpy's BLAS and ``tanh`` and so stay in numpy.
 
+Two loops use these kernels. An actor that steps whole windows itself, several episodes at once (a
+:class:`BatchedActor`: the PPO controller's, ``dcops.agents.cooling.ppo_batched``, which fuses the kernels and
+the MLP's products into three kernel calls a step), is handed its episodes by :func:`step_batches`; this layer
+does not import it. Any other compiled actor (the rule's fast path, or the PPO controller's where the batched
+kernels would not give its bits) steps one episode here, in :func:`run_window_compiled`'s loop, one kernel
+call per part.
+
 Exactness: every value is the one :meth:`ClusterEpisode.run_window` computes through ``telemetry_values``, the
 controller (``act_values`` and ``decode_setpoint_values`` for PPO; ``RuleFastPath.control`` for the rule, whose
 actor hands over the set-points it made at ``begin_window``) and ``step_plant``: the same operations in the same
@@ -49,6 +56,18 @@ class CompiledActor(Protocol):
     def load_state(self) -> None: ...
 
     def store_state(self) -> None: ...
+
+
+class BatchedActor(CompiledActor, Protocol):
+    """A compiled actor that steps whole windows, several episodes at once (:func:`step_batches`)."""
+
+    def batch_key(self, episode: Any, window: Any) -> tuple[Any, ...] | None:
+        """Episodes whose actors give equal keys step together; None where this episode cannot be."""
+        ...
+
+    def step_windows(self, episodes: list[Any], windows: list[Any]) -> None:
+        """Step ``episodes`` (equal keys; their telemetry arrays built) through their begun ``windows``."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -138,7 +157,7 @@ def step_batches(episodes: list[Any], windows: list[Any]) -> list[bool]:
     together; return, per episode, whether it was stepped (the others are untouched, for the caller)."""
     groups: dict[tuple[Any, ...], list[int]] = {}
     for index, (episode, window) in enumerate(zip(episodes, windows, strict=True)):
-        key_of = getattr(episode.controller.compiled_actor, "batch_key", None)
+        key_of = getattr(getattr(episode.controller, "compiled_actor", None), "batch_key", None)
         key = key_of(episode, window) if key_of is not None else None
         if key is not None:
             groups.setdefault(key, []).append(index)
@@ -148,8 +167,8 @@ def step_batches(episodes: list[Any], windows: list[Any]) -> list[bool]:
             if episodes[m]._telemetry_arrays is None:
                 episodes[m]._telemetry_arrays = telemetry_arrays(episodes[m])
             stepped[m] = True
-        episodes[members[0]].controller.compiled_actor.step_windows([episodes[m] for m in members],
-                                                                    [windows[m] for m in members])
+        actor: BatchedActor = episodes[members[0]].controller.compiled_actor
+        actor.step_windows([episodes[m] for m in members], [windows[m] for m in members])
     return stepped
 
 
@@ -209,7 +228,7 @@ class _WindowLoop:
                 ok = False
             if not ok:  # the float path declines this step: the array path runs it, as step_plant would
                 state, out = step_plant(plant, PlantState(last_zone[3].copy(), np.float64(last_plant[0])),
-                                        _control(setpoints, z), PlantBoundary(it[i], dry[k], wet[k], chillers[k],
+                                        plant_control(setpoints, z), PlantBoundary(it[i], dry[k], wet[k], chillers[k],
                                                                                alive[k]), dt)
                 out_zone[i] = np.array(out[:8])
                 out_plant[i] = [float(v) for v in out[8:]]
@@ -220,7 +239,7 @@ class _WindowLoop:
 
     def hand_back(self) -> None:
         """The episode's state after the last step done, and the window's records if every step was done."""
-        hand_back(self.episode, self.out_zone, self.out_plant, self.setpoints, self.done)
+        hand_back_window(self.episode, self.out_zone, self.out_plant, self.setpoints, self.done)
 
 
 def read_last_step(episode: Any, last_zone: NDArray[np.float64], last_plant: NDArray[np.float64]
@@ -240,7 +259,7 @@ def read_last_step(episode: Any, last_zone: NDArray[np.float64], last_plant: NDA
     return np.array(episode.last_control.fan_speed, dtype=np.float64)
 
 
-def hand_back(episode: Any, out_zone: NDArray[np.float64], out_plant: NDArray[np.float64],
+def hand_back_window(episode: Any, out_zone: NDArray[np.float64], out_plant: NDArray[np.float64],
               setpoints: NDArray[np.float64] | None, done: int) -> None:
     """Write back the episode's state after its first ``done`` steps of the window (outputs ``out_zone`` (S, 8, Z)
     and ``out_plant`` (S, 21), the last done step's set-points ``setpoints``), and the window's records if all S
@@ -250,7 +269,7 @@ def hand_back(episode: Any, out_zone: NDArray[np.float64], out_plant: NDArray[np
     z = episode.plant.n_zones
     new_state, outputs = outputs_of(out_zone[done - 1], out_plant[done - 1])
     episode.state = new_state
-    episode.last_control = _control(setpoints, z)
+    episode.last_control = plant_control(setpoints, z)
     episode.last_outputs = outputs
     episode.last_inlet_true = outputs.inlet_c
     if done == out_zone.shape[0]:
@@ -258,8 +277,8 @@ def hand_back(episode: Any, out_zone: NDArray[np.float64], out_plant: NDArray[np
                                     out_plant[:, _COOLING].tolist(), out_zone[:, 2, :].copy(), outputs)
 
 
-def _control(setpoints: NDArray[np.float64], z: int) -> PlantControl:
-    """The ``PlantControl`` ``decode_setpoint_values`` builds from decoded set-points."""
+def plant_control(setpoints: NDArray[np.float64], z: int) -> PlantControl:
+    """The ``PlantControl`` ``decode_setpoint_values`` builds from a decoded set-point vector (2Z+2,)."""
     values = setpoints.tolist()
     return PlantControl(fan_speed=np.array(values[:z]), supply_setpoint_c=np.array(values[z:2 * z]),
                         chw_setpoint_c=np.asarray(values[2 * z]), economiser_on=np.asarray(values[2 * z + 1]))

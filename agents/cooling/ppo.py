@@ -60,7 +60,7 @@ from dcops.physics.interface import (
 from dcops.physics.single_plant import MAX_TERMS as MAX_ZONE_TERMS
 
 if TYPE_CHECKING:
-    from dcops.agents.cooling.ppo_compiled import CompiledPPO
+    from dcops.agents.cooling.ppo_batched import BatchedPPO
 
 FEATURE_NAMES: tuple[str, ...] = (
     "inlet_max_c", "inlet_mean_c", "inlet_min_c", "return_max_c", "return_mean_c", "supply_mean_c",
@@ -393,11 +393,13 @@ class PPOController:
         self.features.reset()
         self.last_action = np.zeros(N_ACTIONS)
 
-    def compiled(self) -> CompiledPPO | None:
+    def compiled(self) -> BatchedPPO | None:
         """This controller's episode (after :meth:`reset`) in compiled form: the decoded set-points of
-        :meth:`act_values` for a telemetry array, to the bit (``dcops.agents.cooling.ppo_compiled``; needs numba;
-        the cluster episode steps through it when it can). None where the kernels would not be this controller's
-        arithmetic: a part replaced by another class, or 8 zones or more (``zone_sum``'s order changes there)."""
+        :meth:`act_values` for a telemetry array, to the bit (``dcops.agents.cooling.ppo_compiled``; needs numba),
+        and whole cluster windows of several episodes at once (``dcops.agents.cooling.ppo_batched``); the cluster
+        episode and the vector environment step through it when they can. None where the kernels would not be
+        this controller's arithmetic: a part replaced by another class, or 8 zones or more (``zone_sum``'s order
+        changes there)."""
         stock = (type(self).act_values is PPOController.act_values and type(self.policy) is NumpyPolicy
                  and type(self.layer) is SupervisoryLayer and type(self.layer.trim) is ZoneAirflowTrim
                  and type(self.layer.action_map) is SupervisoryActionMap and type(self.features) is FeatureBuilder)

@@ -1,17 +1,18 @@
 """The PPO cooling controller's batched compiled form: cluster windows of several episodes stepped at once.
 
-Why: :mod:`dcops.cluster.compiled_window` steps one episode's window with five kernel calls and the policy's
-numpy MLP (eight numpy calls) per physics step, about 27 µs a step on the development machine of which the
-arithmetic is a few microseconds: the rest is the calls. Here each physics step of *every* episode given is
-three kernel calls and one numpy ``tanh`` per hidden layer over the episodes' block of activations:
+Why: the per-episode compiled loop (``dcops.cluster.compiled_window``) steps one episode's window with five
+kernel calls and the policy's numpy MLP (eight numpy calls) per physics step, about 27 µs a step on the
+development machine, of which the arithmetic is a few microseconds: the rest is the calls. Here each physics step
+of *every* episode given is three kernel calls and one numpy ``tanh`` per hidden layer over the episodes' block
+of activations:
 
-1. :func:`head`: for each episode, the telemetry (``compiled_window.telemetry_kernel``), the normalised features
+1. ``head``: for each episode, the telemetry (``compiled_window.telemetry_kernel``), the normalised features
    (``ppo_compiled.features_kernel``) and the first layer's affine map;
-2. numpy's ``tanh`` over the (E, H) block; for each further hidden layer, :func:`hidden` and ``tanh`` again;
-3. :func:`tail`: for each episode, the action head, the supervisory layer and the decoding
+2. numpy's ``tanh`` over the (E, H) block; for each further hidden layer, ``hidden`` and ``tanh`` again;
+3. ``tail``: for each episode, the action head, the supervisory layer and the decoding
    (``ppo_compiled.setpoints_kernel``) and the plant step (``compiled_plant.plant_kernel``).
 
-:class:`BatchedPPO` is the compiled actor ``PPOController.compiled`` gives; the cluster layer, which does not
+:class:`BatchedPPO` is the compiled actor ``PPOController.compiled`` gives. The cluster layer, which does not
 import this one, asks each episode's actor for a :meth:`~BatchedPPO.batch_key` and hands the episodes with equal
 keys to :meth:`~BatchedPPO.step_windows` (``dcops.cluster.compiled_window.step_batches``):
 ``ClusterEpisode.step_compiled`` one episode, ``dcops.vector_env`` every episode of a vector environment that
@@ -19,36 +20,44 @@ shares the policy and the shapes, so the controller's MLP runs for all of them a
 
 Exactness: every value is the one the per-episode path computes, and so the Python path's. The kernels called
 are the same functions. The affine maps are numba's ``np.dot`` of a vector and a matrix (BLAS ``gemv``, the
-routine numpy's 1-D ``@`` calls) then the bias added element by element, as ``NumpyPolicy.mean_action`` does
-them; ``tanh`` stays numpy's (a compiled ``tanh`` is the C library's, which differs from numpy's in the last bit)
-and numpy computes it element by element, so a block gives each row's bits. Because both rest on libraries
-outside this code (two BLAS builds, numpy's ``tanh``), each policy is checked once per process on random
-inputs against ``mean_action`` (:func:`agrees`); a policy whose bits differ is stepped the per-episode way.
+routine numpy's 1-D ``@`` calls), then the bias added element by element, as ``NumpyPolicy.mean_action`` does
+them; ``tanh`` stays numpy's (a compiled ``tanh`` is the C library's, which differs from numpy's in the last
+bit), and numpy computes it element by element, so a block gives each row's bits. Because both rest on libraries
+outside this code (two BLAS builds, numpy's ``tanh``), each policy is checked once per process on random inputs
+against ``mean_action`` (:func:`agrees`); a policy whose bits differ is stepped the per-episode way.
+
 A set-point vector that is not finite, and a plant step the kernel declines or that raises, are handed to the
-Python code the per-episode loop uses for them; an error raised there leaves every episode with the steps done
-before it (as the per-episode loop does for its one episode) and propagates.
-``tests/cluster/test_batched_window.py`` compares batches of episodes with their Python paths byte for byte.
+Python code the per-episode loop uses for them. An error raised on the way (by the decoding of set-points that
+are not finite, or by the controller's kernels) propagates as in the per-episode loop, which leaves its episode
+with the steps done before it and the controller's state as far as it got; the other episodes of the batch are
+left at the end of the last step they finished, the controller's state with them.
+``tests/agents/test_ppo_batched.py`` compares batches of episodes with their Python paths byte for byte.
 """
 
 from __future__ import annotations
 
 import hashlib
-import inspect
+import sys
+import types
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from dcops.agents.cooling.ppo_compiled import CompiledPPO, features_kernel, setpoints_kernel
-from dcops.cluster.compiled_window import _control, hand_back, read_last_step, telemetry_kernel
+from dcops.cluster.compiled_window import hand_back_window, plant_control, read_last_step, telemetry_kernel
 from dcops.physics.compiled_plant import PLANT_ROWS, compiled, jit_available, plant_kernel
 from dcops.physics.interface import decode_setpoint_values
 from dcops.physics.plant import PlantBoundary, PlantState, step_plant
 
+_NOT_REACHED, _STARTED = -1, 0
 _DONE, _SETPOINTS_NOT_FINITE, _DECLINED, _SETPOINTS_MADE = 1, 2, 3, 4
-"""``tail``'s status per episode: 0 before the episode's turn (or while its set-points are being made)."""
+"""A kernel's status per episode: not reached (an error raised before its turn), its turn begun, then done, its
+set-points not finite or its plant step declined (both handed to :meth:`_Batch._python_step`); ``tail`` marks
+set-points made before the plant step, so a plant that raises is told from a controller that raised."""
 
 
 def affine_kernel(x: Any, w: Any, b: Any, out: Any) -> None:
@@ -58,30 +67,35 @@ def affine_kernel(x: Any, w: Any, b: Any, out: Any) -> None:
         out[j] = y[j] + b[j]
 
 
-# The kernels the batched kernels call, bound to their compiled forms by _kernels() before those are compiled
-# (numba resolves a global at compile time; in the interpreter the batched kernels are never called).
-_telemetry, _features, _setpoints, _plant, _affine = (telemetry_kernel, features_kernel, setpoints_kernel,
-                                                      plant_kernel, affine_kernel)
+_CALLEES = (telemetry_kernel, features_kernel, setpoints_kernel, plant_kernel, affine_kernel)
+# The names the batched kernels call them by. numba resolves a global when it compiles, so _kernels() binds
+# these to the compiled forms first; in the interpreter the batched kernels are never called.
+_telemetry, _features, _setpoints, _plant, _affine = _CALLEES
 
 
 def _make_kernels(stamp: str) -> tuple[Any, Any, Any]:
-    """The three batched kernels (module doc). ``stamp`` (a digest of the called kernels' source) is a closure
-    variable, so numba's on-disk cache, which sees changes to this file only, keys the compiled code by it too."""
+    """The three batched kernels (module doc), as Python functions for numba to compile. ``stamp`` (a digest of
+    the called kernels' modules) is a closure variable of each: numba's on-disk cache sees changes to this file
+    only, and keys a closure's compiled code by its variables too, so an edit there compiles them afresh."""
 
-    def head(i: int, ks: Any, zone_noise: Any, inlet_drift: Any, zone_constants: Any, step_values: Any,
-             chw_noise: Any, tel_scalars: Any, tel_low: Any, tel_high: Any, last_zone: Any, last_plant: Any,
-             last_setpoints: Any, it: Any, telemetry: Any, state: Any, mean: Any, scale: Any, clip: float,
-             features: Any, w: Any, b: Any, h: Any) -> int:
+    def head(i: int, status: Any, ks: Any, zone_noise: Any, inlet_drift: Any, zone_constants: Any,
+             step_values: Any, chw_noise: Any, tel_scalars: Any, tel_low: Any, tel_high: Any, last_zone: Any,
+             last_plant: Any, last_setpoints: Any, it: Any, telemetry: Any, state: Any, mean: Any, scale: Any,
+             clip: float, features: Any, w: Any, b: Any, h: Any) -> None:
+        _ = stamp
         z = it.shape[2]
         for e in range(ks.shape[0]):
+            status[e] = _NOT_REACHED
+        for e in range(ks.shape[0]):
+            status[e] = _STARTED
             _telemetry(ks[e] + i, zone_noise[e], inlet_drift[e], zone_constants[e], step_values[e], chw_noise[e],
                        tel_scalars[e], tel_low[e], tel_high[e], last_zone[e], last_plant[e], last_setpoints[e, :z],
                        it[e, i], telemetry[e])
             _features(telemetry[e], state[e], mean, scale, clip, features[e])
             _affine(features[e], w, b, h[e])
-        return len(stamp)
 
     def hidden(h_in: Any, w: Any, b: Any, h_out: Any) -> None:
+        _ = stamp
         for e in range(h_in.shape[0]):
             _affine(h_in[e], w, b, h_out[e])
 
@@ -89,12 +103,13 @@ def _make_kernels(stamp: str) -> tuple[Any, Any, Any]:
              constants: Any, design: Any, max_air: Any, sp_low: Any, sp_high: Any, setpoints: Any, zones: Any,
              plant_scalars: Any, ks: Any, alive: Any, dry: Any, wet: Any, chillers: Any, dt: float, last_zone: Any,
              last_plant: Any, last_setpoints: Any, it: Any, out_zone: Any, out_plant: Any, status: Any) -> int:
+        _ = stamp
         z = trims.shape[1]
         for e in range(start, ks.shape[0]):
-            status[e] = -1  # not reached: an error raised before leaves it so
+            status[e] = _NOT_REACHED
         undone = 0
         for e in range(start, ks.shape[0]):
-            status[e] = 0
+            status[e] = _STARTED
             _affine(h[e], w, b, action_mean[e])
             sp = setpoints[e]
             if not _setpoints(action_mean[e], telemetry[e], state[e], trims[e], constants[e], design[e],
@@ -127,67 +142,102 @@ class _Kernels:
     plant: Any
 
 
+def _stamp() -> str:
+    """A digest of the source files of the called kernels' modules (their functions and the module constants
+    numba freezes into the compiled code); a fixed word where a file cannot be read (an install without
+    sources), which leaves numba's cache keyed by this file alone."""
+    digest = hashlib.sha256()
+    for module in sorted({f.__module__ for f in _CALLEES}):
+        try:
+            digest.update(Path(sys.modules[module].__file__ or "").read_bytes())
+        except OSError:
+            return "sources-unavailable"
+    return digest.hexdigest()
+
+
 @cache
 def _kernels() -> _Kernels:
     """The compiled kernels (once per process; numba's disk cache makes later processes' first call fast)."""
     global _telemetry, _features, _setpoints, _plant, _affine
-    callees = (telemetry_kernel, features_kernel, setpoints_kernel, plant_kernel, affine_kernel)
-    _telemetry, _features, _setpoints, _plant, _affine = (compiled(f) for f in callees)
-    source = "".join(inspect.getsource(f) for f in callees)
-    head, hidden, tail = _make_kernels(hashlib.sha256(source.encode()).hexdigest())
+    _telemetry, _features, _setpoints, _plant, _affine = (compiled(f) for f in _CALLEES)
+    head, hidden, tail = _make_kernels(_stamp())
     return _Kernels(compiled(head), compiled(hidden), compiled(tail), _plant)
 
 
-_agreement: dict[int, tuple[Any, bool]] = {}
-_layers: dict[int, tuple[Any, list[NDArray[np.float64]], list[NDArray[np.float64]]]] = {}
+def kernels_calling(replacements: dict[str, Any], stamp: str = "replaced") -> tuple[Any, Any, Any]:
+    """The three batched kernels as Python functions whose calls named in ``replacements`` (``_plant``, …) go to
+    other compiled functions, this module's globals untouched (tests compile them, uncached, to make a plant
+    step decline)."""
+    _kernels()
+    made = []
+    for function in _make_kernels(stamp):
+        scope = {**function.__globals__, **replacements}
+        made.append(types.FunctionType(function.__code__, scope, function.__name__, function.__defaults__,
+                                       function.__closure__))
+    return made[0], made[1], made[2]
 
 
 def _policy_layers(policy: Any) -> tuple[list[NDArray[np.float64]], list[NDArray[np.float64]]]:
-    """The policy's weights and biases as contiguous float64 arrays (once per policy and process)."""
-    known = _layers.get(id(policy))
-    if known is None or known[0] is not policy:
-        known = _layers[id(policy)] = (policy, [np.ascontiguousarray(w, dtype=np.float64) for w in policy.weights],
-                                       [np.ascontiguousarray(b, dtype=np.float64) for b in policy.biases])
-    return known[1], known[2]
+    """The policy's weights and biases as contiguous float64 arrays, made once and kept on the policy (a frozen
+    dataclass: a private cache, as its ``_obs_scale``)."""
+    layers = policy.__dict__.get("_batched_layers")
+    if layers is None:
+        layers = ([np.ascontiguousarray(w, dtype=np.float64) for w in policy.weights],
+                  [np.ascontiguousarray(b, dtype=np.float64) for b in policy.biases])
+        object.__setattr__(policy, "_batched_layers", layers)
+    return layers
 
 
 def agrees(policy: Any) -> bool:
     """Whether the batched kernels give ``policy.mean_action``'s bits on this machine: 200 random normalised
-    feature vectors, in blocks of 1, 3 and 16 rows, each row against ``mean_action`` of that row alone (once per
-    policy and process)."""
-    known = _agreement.get(id(policy))
-    if known is not None and known[0] is policy:
-        return known[1]
-    kernels = _kernels()
+    feature vectors, in blocks of 1, 3 and 16 rows, through the arrays and kernels the steps use, each row against
+    ``mean_action`` of that row alone. Once per policy and process (kept on the policy); a policy the kernels do
+    not compile for (other dtypes, no hidden layer) does not agree."""
+    known = policy.__dict__.get("_batched_agrees")
+    if known is None:
+        known = _check(policy)
+        object.__setattr__(policy, "_batched_agrees", known)
+    return known
+
+
+def _check(policy: Any) -> bool:
+    weights, biases = _policy_layers(policy)
+    if len(weights) < 2:
+        return False
+    hidden = _kernels().hidden
     rng = np.random.default_rng(20261207)
-    weights, biases = policy.weights, policy.biases
-    ok = len(weights) >= 2
-    for rows in (1, 3, 16) if ok else ():
+    for rows in (1, 3, 16):
         for _ in range(200 // rows + 1):
             x = np.clip(rng.normal(0.0, rng.uniform(0.1, 4.0), (rows, weights[0].shape[0])), -policy.obs_clip,
                         policy.obs_clip)
             h = x
             for layer, (w, b) in enumerate(zip(weights, biases, strict=True)):
                 out = np.empty((rows, w.shape[1]))
-                kernels.hidden(np.ascontiguousarray(h), np.ascontiguousarray(w), np.ascontiguousarray(b), out)
-                h = out if layer == len(weights) - 1 else np.tanh(out)
+                try:
+                    hidden(h, w, b, out)
+                except Exception:  # noqa: BLE001 (numba's typing errors): the per-episode path takes this policy
+                    return False
+                h = out if layer == len(weights) - 1 else np.tanh(out, out=out)
             expected = np.stack([policy.mean_action(row) for row in x])
-            ok = ok and h.tobytes() == expected.tobytes()
-    _agreement[id(policy)] = (policy, ok)
-    return ok
+            if h.tobytes() != expected.tobytes():
+                return False
+    return True
 
 
 class BatchedPPO(CompiledPPO):
-    """:class:`CompiledPPO` that also steps whole windows of several episodes at once (module doc)."""
+    """:class:`CompiledPPO` that also steps whole windows of several episodes at once (module doc); a
+    ``dcops.cluster.compiled_window.BatchedActor``."""
 
     def batch_key(self, episode: Any, window: Any) -> tuple[Any, ...] | None:
-        """Episodes with equal keys step together; None where this one cannot be stepped here (numba off, a
-        plant without a packed form, a policy whose bits the kernels do not reproduce: :func:`agrees`)."""
+        """Episodes with equal keys step together (every array stacked has the same shape in each); None where
+        this one cannot be stepped here (numba off, a plant without a packed form, a policy whose bits the
+        kernels do not reproduce: :func:`agrees`)."""
         if episode._packed_plant is None or not jit_available() or not agrees(self._policy):
             return None
         timeline = episode.timeline
-        return (type(self), id(self._policy), episode.plant.n_zones, len(window.rows), len(episode.dry_bulb),
-                timeline.chiller_available.shape, timeline.chiller_available.dtype, timeline.fan_units_alive.dtype)
+        return (type(self), id(self._policy), episode.plant.n_zones, episode.plant.n_chillers, len(window.rows),
+                len(episode.dry_bulb), float(episode.dt_s), timeline.chiller_available.shape,
+                timeline.chiller_available.dtype, timeline.fan_units_alive.dtype)
 
     def step_windows(self, episodes: list[Any], windows: list[Any]) -> None:
         """Step ``episodes`` (this actor's among them, all with this :meth:`batch_key`, their telemetry arrays
@@ -195,17 +245,17 @@ class BatchedPPO(CompiledPPO):
         _Batch(episodes, windows).run()
 
 
-def _constants(episodes: list[Any]) -> dict[str, NDArray[Any]]:
+def _constants(episodes: list[Any], actors: list[Any]) -> dict[str, NDArray[Any]]:
     """The episodes' per-episode constant arrays stacked (E, ...): telemetry inputs, boundary series, packed
-    plant and controller constants. Kept on the first episode while the same episodes (the same actors, that
-    is the same resets) come back, as they do window after window."""
-    members = tuple(x for episode in episodes for x in (episode.controller.compiled_actor, episode._telemetry_arrays))
-    cached = getattr(episodes[0], "_batch_constants", None)
+    plant and controller constants. Kept on the first actor (so it goes with that episode's reset) while the
+    same actors and telemetry arrays come back, as they do window after window in a vector environment."""
+    members = tuple(x for episode, actor in zip(episodes, actors, strict=True)
+                    for x in (actor, episode._telemetry_arrays))
+    cached = actors[0].__dict__.get("_batch_constants")
     if cached is not None and len(cached[0]) == len(members) and all(a is b for a, b in zip(cached[0], members,
                                                                                           strict=True)):
         return cached[1]
     tels = [episode._telemetry_arrays for episode in episodes]
-    actors = [episode.controller.compiled_actor for episode in episodes]
 
     def stack(values: list[Any], dtype: Any = None) -> NDArray[Any]:
         return np.ascontiguousarray(np.stack([np.asarray(v) for v in values]), dtype=dtype)
@@ -225,16 +275,16 @@ def _constants(episodes: list[Any]) -> dict[str, NDArray[Any]]:
         "sp_low": stack([a._low for a in actors], np.float64),
         "sp_high": stack([a._high for a in actors], np.float64),
     }
-    episodes[0]._batch_constants = (members, stacked)
+    actors[0]._batch_constants = (members, stacked)
     return stacked
 
 
 class _Batch:
-    """One window of several episodes, stepped together (:func:`step_windows`)."""
+    """One window of several episodes, stepped together (:meth:`BatchedPPO.step_windows`)."""
 
     def __init__(self, episodes: list[Any], windows: list[Any]) -> None:
         self.episodes = episodes
-        self.actors = [episode.controller.compiled_actor for episode in episodes]
+        self.actors: list[BatchedPPO] = [episode.controller.compiled_actor for episode in episodes]
         n, z, steps = len(episodes), episodes[0].plant.n_zones, len(windows[0].rows)
         self.z, self.steps = z, steps
         self.ks = np.array([window.first_step for window in windows], dtype=np.int64)
@@ -247,7 +297,7 @@ class _Batch:
             self.last_setpoints[e, :z] = read_last_step(episode, self.last_zone[e], self.last_plant[e])
         self.out_zone = np.empty((n, steps, 8, z))
         self.out_plant = np.empty((n, steps, len(PLANT_ROWS)))
-        self.done = 0
+        self.done = np.zeros(n, dtype=np.int64)  # steps finished, per episode
 
     def run(self) -> None:
         actors = self.actors
@@ -262,11 +312,12 @@ class _Batch:
                 actor._state[:] = self.state[e]
                 actor._trims[:] = self.trims[e]
                 actor.store_state()
-                hand_back(episode, self.out_zone[e], self.out_plant[e], self.last_setpoints[e].copy(), self.done)
+                hand_back_window(episode, self.out_zone[e], self.out_plant[e], self.last_setpoints[e].copy(),
+                                 int(self.done[e]))
 
     def _steps(self) -> None:
         kernels = _kernels()
-        c = self.constants = _constants(self.episodes)
+        c = self.constants = _constants(self.episodes, self.actors)
         first = self.actors[0]
         weights, biases = _policy_layers(first._policy)
         n, z = len(self.episodes), self.z
@@ -276,7 +327,7 @@ class _Batch:
         status = np.zeros(n, dtype=np.int64)
         last_zone, last_plant, last_setpoints = self.last_zone, self.last_plant, self.last_setpoints
         # Every argument but the step (and tail's first episode) is the same all window: bound once.
-        head_args = (self.ks, c["zone_noise"], c["inlet_drift"], c["zone_constants"], c["step_values"],
+        head_args = (status, self.ks, c["zone_noise"], c["inlet_drift"], c["zone_constants"], c["step_values"],
                      c["chw_noise"], c["scalars"], c["low"], c["high"], last_zone, last_plant, last_setpoints,
                      self.it, telemetry, self.state, first._mean, first._scale, first._clip,
                      np.empty((n, weights[0].shape[0])), weights[0], biases[0], layers[0])
@@ -288,19 +339,42 @@ class _Batch:
                      self.out_zone, self.out_plant, status)
         head, hidden, tail, tanh = kernels.head, kernels.hidden, kernels.tail, np.tanh
         for i in range(self.steps):
-            head(i, *head_args)
-            tanh(layers[0], out=layers[0])
-            for args in hidden_args:
-                hidden(*args)
-                tanh(args[3], out=args[3])
+            # Where an error ends the window, the episodes that did not finish this step go back to here (the
+            # one that raised keeps its state as far as it got, as in the per-episode loop).
+            state_before, trims_before = self.state.copy(), self.trims.copy()
+            finished = np.zeros(n, dtype=bool)
+            python_step = -1  # the episode in a Python step, while one is
             try:
-                undone = tail(i, 0, *tail_args)
-            except (ArithmeticError, ValueError) as error:
-                undone = self._tail_raised(i, tail, tail_args, status, error)
-            if undone:
-                for e in np.flatnonzero(status != _DONE).tolist():
-                    self._python_step(e, i, setpoints[e], status[e] == _SETPOINTS_NOT_FINITE, kernels)
-            self.done = i + 1
+                head(i, *head_args)
+                tanh(layers[0], out=layers[0])
+                for args in hidden_args:
+                    hidden(*args)
+                    tanh(args[3], out=args[3])
+                try:
+                    undone = tail(i, 0, *tail_args)
+                except (ArithmeticError, ValueError) as error:
+                    undone = self._tail_raised(i, tail, tail_args, status, error)
+                finished = status == _DONE
+                if undone:
+                    for python_step in np.flatnonzero(~finished).tolist():
+                        self._python_step(python_step, i, setpoints[python_step],
+                                          status[python_step] == _SETPOINTS_NOT_FINITE, kernels)
+                        finished[python_step] = True
+                    python_step = -1
+            except BaseException:
+                if python_step >= 0:
+                    raised = python_step
+                else:  # a kernel raised: the last episode whose turn began there (its status says how far)
+                    finished = status == _DONE
+                    reached = np.flatnonzero(status != _NOT_REACHED)
+                    raised = int(reached[-1]) if reached.size else -1
+                stopped = ~finished
+                if raised >= 0:
+                    stopped[raised] = False
+                self.state[stopped], self.trims[stopped] = state_before[stopped], trims_before[stopped]
+                self.done[finished] = i + 1
+                raise
+            self.done[:] = i + 1
 
     @staticmethod
     def _tail_raised(i: int, tail: Any, tail_args: tuple[Any, ...], status: NDArray[np.int64],
@@ -310,7 +384,7 @@ class _Batch:
         controller propagates, as in the per-episode loop. Returns the count of episodes not done."""
         n = status.shape[0]
         while True:
-            raised = int(np.flatnonzero(status != -1)[-1])  # the last episode whose turn began
+            raised = int(np.flatnonzero(status != _NOT_REACHED)[-1])  # the last episode whose turn began
             if status[raised] != _SETPOINTS_MADE:
                 raise error
             status[raised] = _DECLINED
@@ -326,7 +400,8 @@ class _Batch:
                      ) -> None:
         """Episode ``e``'s step ``i`` where the kernels handed it back: set-points that are not finite go through
         ``decode_setpoint_values`` (which raises the float path's error, or decodes a sum that only overflowed)
-        and the plant kernel; a step the plant kernel declines, through ``step_plant`` (as ``_WindowLoop.run``)."""
+        and the plant kernel; a step the plant kernel declines, through ``step_plant`` (as the per-episode loop
+        in ``compiled_window``)."""
         z, episode = self.z, self.episodes[e]
         if not_finite:
             control = decode_setpoint_values(setpoints.tolist(), z)
@@ -334,8 +409,8 @@ class _Batch:
                                         [float(control.chw_setpoint_c), float(control.economiser_on)]])
         k = int(self.ks[e]) + i
         c = self.constants
-        last_zone, last_plant, out_zone, out_plant = self.last_zone[e], self.last_plant[e], self.out_zone[e, i], \
-            self.out_plant[e, i]
+        last_zone, last_plant = self.last_zone[e], self.last_plant[e]
+        out_zone, out_plant = self.out_zone[e, i], self.out_plant[e, i]
         ok = False
         if not_finite:
             try:
@@ -348,7 +423,7 @@ class _Batch:
         if not ok:
             timeline = episode.timeline
             state, out = step_plant(episode.plant, PlantState(last_zone[3].copy(), np.float64(last_plant[0])),
-                                    _control(setpoints, z),
+                                    plant_control(setpoints, z),
                                     PlantBoundary(self.it[e, i], episode.dry_bulb[k], episode.wet_bulb[k],
                                                   timeline.chiller_available[k], timeline.fan_units_alive[k]),
                                     float(episode.dt_s))

@@ -2,7 +2,9 @@
 
 Why: the cluster environment asks the controller for set-points every physics step (18 times a window); in
 Python floats the feature reductions, the supervisory layer and the decoding cost about 25 µs a step, far more
-than their arithmetic. Here two numba kernels do them (:func:`features_kernel`: the features and their
+than their arithmetic. (Cluster windows call these kernels from ``dcops.agents.cooling.ppo_batched``, which
+steps several episodes' windows at once; :meth:`CompiledPPO.act` below is the per-episode form it falls back
+to.) Here two numba kernels do them (:func:`features_kernel`: the features and their
 normalisation; :func:`setpoints_kernel`: the supervisory layer, the zones' airflow trims, the float32 of the
 set-point vector and ``decode_setpoint_values``' clip), and the policy's MLP runs between them in numpy, as
 :class:`~dcops.agents.cooling.ppo.NumpyPolicy` runs it: its bits come from numpy's BLAS and ``tanh``, which

@@ -44,6 +44,8 @@ def _faulty_episode(monkeypatch, jit: bool, cooling: str = "ppo", switch_after: 
     monkeypatch.setenv(JIT_ENV, "1" if jit else "0")
     if not batched:
         monkeypatch.setattr(ppo_batched.BatchedPPO, "batch_key", lambda self, episode, window: None)
+    elif jit and cooling == "ppo" and not ppo_batched.agrees(PPOController().policy):
+        pytest.skip("this machine's BLAS or tanh gives the batched MLP other bits: the per-episode path runs")
     config = ClusterConfig(faults=(ChillerTrip(start_s=2.0 * 3600.0, chiller=1, duration_s=4 * 3600.0),
                                    FanFailure(start_s=5.0 * 3600.0, zone=2, units_lost=0.5),
                                    SensorDrift(start_s=1.0 * 3600.0, zone=0, rate_k_per_h=1.5)))
