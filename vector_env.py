@@ -379,13 +379,13 @@ class ClusterVectorEnv(VectorEnv):
         if not self._started and not mask.all():
             raise ValueError("options['reset_mask']: the first reset must reset every episode")
         seeds = _seeds(seed, self.num_envs)
-        infos: dict[str, Any] = {}
+        items: list[tuple[int, dict[str, Any]]] = []
         for i in np.flatnonzero(mask):
             self._obs[i], info = self.envs[i].reset(seed=seeds[i], options=options)
             self._autoreset[i] = False
-            infos = self._add_info(infos, info, int(i))
+            items.append((int(i), info))
         self._started = True
-        return self._batch(), infos
+        return self._batch(), merge_infos(self, items)
 
     def _batch(self) -> Any:
         self._observations = concatenate(self.single_observation_space, self._obs, self._observations)
@@ -403,22 +403,63 @@ class ClusterVectorEnv(VectorEnv):
         rewards = np.zeros(n)
         terminated = np.zeros(n, dtype=bool)
         truncated = np.zeros(n, dtype=bool)
-        infos: dict[str, Any] = {}
+        items: list[tuple[int, dict[str, Any]]] = []  # each episode's info, merged at the end (merge_infos)
         resetting = self._autoreset & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
         stepping = [i for i in range(n) if not resetting[i]]
         results = run_windows([self.envs[i].parallel for i in stepping], [per_env[i] for i in stepping])
         for i, (obs, reward, term, trunc, info) in zip(stepping, results, strict=True):
             self._obs[i], rewards[i], terminated[i], truncated[i] = obs, reward, term, trunc
             if self.autoreset_mode == AutoresetMode.SAME_STEP and (term or trunc):
-                infos = self._add_info(infos, {"final_obs": obs, "final_info": info}, i)
+                items.append((i, {"final_obs": obs, "final_info": info}))
                 self._obs[i], info = self.envs[i].reset()
-            infos = self._add_info(infos, info, i)
+            items.append((i, info))
         for i in np.flatnonzero(resetting):
             self._obs[i], info = self.envs[i].reset()
-            infos = self._add_info(infos, info, int(i))
+            items.append((int(i), info))
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             self._autoreset = terminated | truncated
-        return self._batch(), rewards, terminated, truncated, infos
+        return self._batch(), rewards, terminated, truncated, merge_infos(self, items)
+
+
+def merge_infos(env: VectorEnv, items: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
+    """The vector ``infos`` that Gymnasium's ``VectorEnv._add_info`` builds from ``items`` (episode index, its
+    info) added in order: a key's array takes the first value's type (an ``ndarray``'s dtype and shape, an
+    ``int``/``float``/``bool``/numpy scalar's type, else ``object``), later values are assigned into it, and
+    ``_key`` masks the episodes that gave it; a dict recurses, ``final_obs`` is an object array. Built key by key
+    rather than info by info: ``_add_info`` costs about 90 µs an episode a step on a cluster info (a fresh mask
+    array per key and call), several per cent of a 16-episode window. Where a key holds a dict in one info and
+    not in another, ``_add_info`` itself runs, in order. Values that cannot share a key's array raise, as there
+    (the first such key may differ)."""
+    keys: dict[str, list[tuple[int, Any]]] = {}
+    for env_num, info in items:
+        for key, value in info.items():
+            keys.setdefault(key, []).append((env_num, value))
+    n = env.num_envs
+    merged: dict[str, Any] = {}
+    for key, entries in keys.items():
+        nested = [isinstance(value, dict) for _, value in entries]
+        if key != "final_obs" and any(nested):
+            if not all(nested):
+                merged = {}
+                for env_num, info in items:
+                    merged = env._add_info(merged, info, env_num)
+                return merged
+            array: Any = merge_infos(env, entries)
+        else:
+            first = entries[0][1]
+            if key == "final_obs" or not (type(first) in (int, float, bool) or issubclass(type(first), np.number)
+                                          or isinstance(first, np.ndarray)):
+                array = np.full(n, fill_value=None, dtype=object)
+            elif isinstance(first, np.ndarray):
+                array = np.zeros((n, *first.shape), dtype=first.dtype)
+            else:
+                array = np.zeros(n, dtype=type(first))
+            for env_num, value in entries:
+                array[env_num] = value
+        mask = np.zeros(n, dtype=np.bool_)
+        mask[[env_num for env_num, _ in entries]] = True
+        merged[key], merged[f"_{key}"] = array, mask
+    return merged
 
 
 def run_windows(envs: list[Any], actions: list[Any]) -> list[tuple[Any, float, bool, bool, dict[str, Any]]]:

@@ -223,3 +223,85 @@ def test_cooling_vector_env_keeps_the_diagnostics_from_the_policy_by_default() -
     _, _, _, _, info = single.step(single.action_space.low)
     assert not DIAGNOSTIC_INFO_KEYS["cooling"] & set(infos)
     assert {k for k in infos if not k.startswith("_")} == set(info) - {"zone_ids", "time"}
+
+
+def _added_one_by_one(env: VectorEnv, items: list[tuple[int, dict[str, Any]]]) -> dict[str, Any]:
+    """Gymnasium's own merge: ``VectorEnv._add_info`` for each (episode, info) in order."""
+    infos: dict[str, Any] = {}
+    for env_num, info in items:
+        infos = env._add_info(infos, info, env_num)
+    return infos
+
+
+def _same_infos(a: dict[str, Any], b: dict[str, Any]) -> None:
+    """Equal keys in the same order, arrays of equal dtype, shape and values, recursively."""
+    assert list(a) == list(b)
+    for key in a:
+        if isinstance(a[key], dict):
+            _same_infos(a[key], b[key])
+        elif not isinstance(a[key], np.ndarray):  # what _add_info leaves where a key mixes dicts and leaves
+            assert data_equivalence(a[key], b[key]), key
+        else:
+            assert a[key].dtype == b[key].dtype and a[key].shape == b[key].shape, key
+            if a[key].dtype == object:
+                assert all(data_equivalence(x, y) for x, y in zip(a[key], b[key], strict=True)), key
+            else:  # bits: NaN equals NaN, -0.0 does not equal 0.0
+                assert a[key].tobytes() == b[key].tobytes(), key
+
+
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_merged_cluster_infos_are_gymnasiums_whole_episodes(monkeypatch, mode) -> None:
+    """The cluster vector env's infos (``merge_infos``, key by key) equal what Gymnasium's ``_add_info`` builds info
+    by info, at reset, every window, the last (with its episode summary) and the autoreset, in both modes."""
+    from dcops import vector_env
+
+    seen: list[tuple[list[tuple[int, dict[str, Any]]], dict[str, Any]]] = []
+    merge, depth = vector_env.merge_infos, [0]
+
+    def spy(env, items):  # the vector env's calls, not merge_infos' own for nested dicts
+        depth[0] += 1
+        try:
+            merged = merge(env, items)
+        finally:
+            depth[0] -= 1
+        if depth[0] == 0:
+            seen.append((items, merged))
+        return merged
+
+    monkeypatch.setattr(vector_env, "merge_infos", spy)
+    venv = dcops.make_vec_env("cluster/operations", 3, autoreset_mode=mode, n_windows=2)
+    venv.reset(seed=4)
+    actions = np.zeros((3, venv.single_action_space.shape[0]), dtype=np.int64)
+    for _ in range(5):
+        venv.step(actions)
+    assert len(seen) == 6
+    same_step = mode == AutoresetMode.SAME_STEP
+    assert any("episode" in merged.get("final_info", {}) if same_step else "episode" in merged for _, merged in seen)
+    assert any("final_info" in merged for _, merged in seen) == same_step
+    for items, merged in seen:
+        _same_infos(merged, _added_one_by_one(venv, items))
+
+
+_leaf = st.one_of(st.integers(-5, 5), st.floats(allow_nan=False, width=32), st.booleans(), st.text(max_size=2),
+                  st.just(np.float32(1.5)), st.just(np.arange(3.0)), st.none())
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.dictionaries(
+    st.sampled_from(["a", "b", "c", "final_obs"]),
+    st.one_of(_leaf, st.dictionaries(st.sampled_from(["x", "y"]), _leaf, max_size=2)), max_size=4)), max_size=6))
+def test_merged_infos_equal_gymnasiums_for_any_infos(items) -> None:
+    """Mixed types under one key (the first value's type wins, later ones are cast into it), dicts and leaves under
+    one key (Gymnasium's own merge then runs), ``final_obs``, repeated episodes: the same result, or an error
+    where Gymnasium's merge raises one."""
+    from dcops.vector_env import merge_infos
+
+    venv = dcops.make_vec_env("cluster/operations", 4, n_windows=1)
+    errors = (TypeError, ValueError, AttributeError, OverflowError)  # where values cannot share a key's array
+    try:
+        expected = _added_one_by_one(venv, items)
+    except errors:
+        with pytest.raises(errors):  # the first failing key may differ: merged key by key, not info by info
+            merge_infos(venv, items)
+        return
+    _same_infos(merge_infos(venv, items), expected)
