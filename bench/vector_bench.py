@@ -3,10 +3,12 @@
 Why both, in one process: the ratio (vector over single) is what batching buys on this machine whatever else
 is running; the absolute figures move with machine load. The cooling vector env batches everything, so its
 ratio grows with N; the cluster vector env batches only the plant physics and the cooling controller of a window
-(the job logic stays per episode), so its ratio is bounded by the share of a window they still take, which is
-measured
-(``cluster_vector_physics_share_16``, and the bound it sets, ``cluster_vector_16_bound_with_free_physics``). The cluster vector env is also measured
-against gymnasium's ``SyncVectorEnv`` over the same single environments (what it would be replaced by).
+(the job logic stays per episode), so what more batching could buy is bounded by the share of a window they
+still take, which is measured (``cluster_vector_physics_share_16``), and by the bound it sets: even physics that
+cost nothing would raise the vector env's own windows/s by at most 1 / (1 − share)
+(``cluster_vector_16_bound_with_free_physics``), its ratio to one env by the same factor. The cluster vector
+env is also measured against gymnasium's ``SyncVectorEnv`` over the same single environments (what it would be
+replaced by).
 """
 
 from __future__ import annotations
@@ -72,8 +74,8 @@ def cluster_physics_share(num_envs: int = 16, steps: int = 96, **config: Any) ->
     (``compiled_window.step_batches`` for the PPO controller, ``ClusterEpisode.step_compiled`` for another compiled
     controller, and the batched array step of episodes without a compiled form), timed
     around those calls over ``steps`` vector steps (after a warm-up): what batching the physics could at most
-    remove, so 16 batched episodes cannot beat one env by more than 1 / (1 − share) while the per-request game
-    stays per episode. The three calls are wrapped for the measurement and restored after it."""
+    remove, so while the per-request game stays per episode the vector env's windows/s cannot rise by more than
+    1 / (1 − share), nor its ratio to one env. The three calls are wrapped for the measurement and restored after it."""
     import time
 
     import dcops
@@ -130,7 +132,7 @@ def run_vector_bench(cooling_env_steps_per_s: float, cluster_windows_per_s: floa
         "cooling_vector_64_over_single_env": figures["cooling_vector_env_steps_per_s_64"] / cooling_env_steps_per_s,
         "cluster_vector_16_over_single_env": figures["cluster_vector_windows_per_s_16"] / cluster_windows_per_s,
         "cluster_vector_8_over_sync_vector_env_8": max(batched) / max(sync),
-        # Amdahl's bound on what batching the physics alone can buy (cluster_physics_share).
+        # Amdahl's bound on what making the physics free could still buy the vector env (cluster_physics_share).
         "cluster_vector_16_bound_with_free_physics": 1.0 / (1.0 - share),
     }
     # Issue #28: 16 batched episodes at least 6× one env's windows per second (not met: README, Speed).

@@ -283,17 +283,19 @@ def test_merged_cluster_infos_are_gymnasiums_whole_episodes(monkeypatch, mode) -
 
 
 _leaf = st.one_of(st.integers(-5, 5), st.floats(allow_nan=False, width=32), st.booleans(), st.text(max_size=2),
-                  st.just(np.float32(1.5)), st.just(np.arange(3.0)), st.none())
+                  st.just(np.float32(1.5)), st.just(np.int64(2)), st.just(np.bool_(True)), st.just(np.arange(3.0)),
+                  st.none())
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 3), st.dictionaries(
-    st.sampled_from(["a", "b", "c", "final_obs"]),
-    st.one_of(_leaf, st.dictionaries(st.sampled_from(["x", "y"]), _leaf, max_size=2)), max_size=4)), max_size=6))
+    st.sampled_from(["a", "b", "_a", "final_obs"]),
+    st.one_of(_leaf, st.dictionaries(st.sampled_from(["x", "_x", "final_obs"]), _leaf, max_size=2)), max_size=4)),
+    max_size=6))
 def test_merged_infos_equal_gymnasiums_for_any_infos(items) -> None:
     """Mixed types under one key (the first value's type wins, later ones are cast into it), dicts and leaves under
-    one key (Gymnasium's own merge then runs), ``final_obs``, repeated episodes: the same result, or an error
-    where Gymnasium's merge raises one."""
+    one key or a key named as another's mask (Gymnasium's own merge then runs), ``final_obs`` at the top and
+    nested, numpy scalars, repeated episodes: the same result, or an error where Gymnasium's merge raises one."""
     from dcops.vector_env import merge_infos
 
     venv = dcops.make_vec_env("cluster/operations", 4, n_windows=1)

@@ -54,10 +54,11 @@ from dcops.physics.interface import decode_setpoint_values
 from dcops.physics.plant import PlantBoundary, PlantState, step_plant
 
 _NOT_REACHED, _STARTED = -1, 0
-_DONE, _SETPOINTS_NOT_FINITE, _DECLINED, _SETPOINTS_MADE = 1, 2, 3, 4
-"""A kernel's status per episode: not reached (an error raised before its turn), its turn begun, then done, its
-set-points not finite or its plant step declined (both handed to :meth:`_Batch._python_step`); ``tail`` marks
-set-points made before the plant step, so a plant that raises is told from a controller that raised."""
+_DONE, _SETPOINTS_NOT_FINITE, _DECLINED, _SETPOINTS_MADE, _HEAD_DONE = 1, 2, 3, 4, 5
+"""A kernel's status per episode: not reached (an error raised before its turn), its turn begun (so an error
+raised now is this episode's), then ``head``'s part done, or ``tail``'s outcome: the step done, its set-points
+not finite or its plant step declined (both handed to :meth:`_Batch._python_step`); ``tail`` marks set-points
+made before the plant step, so a plant that raises is told from a controller that raised."""
 
 
 def affine_kernel(x: Any, w: Any, b: Any, out: Any) -> None:
@@ -93,6 +94,7 @@ def _make_kernels(stamp: str) -> tuple[Any, Any, Any]:
                        it[e, i], telemetry[e])
             _features(telemetry[e], state[e], mean, scale, clip, features[e])
             _affine(features[e], w, b, h[e])
+            status[e] = _HEAD_DONE
 
     def hidden(h_in: Any, w: Any, b: Any, h_out: Any) -> None:
         _ = stamp
@@ -164,11 +166,15 @@ def _kernels() -> _Kernels:
     return _Kernels(compiled(head), compiled(hidden), compiled(tail), _plant)
 
 
-def kernels_calling(replacements: dict[str, Any], stamp: str = "replaced") -> tuple[Any, Any, Any]:
+def kernels_calling(replacements: dict[str, Any]) -> tuple[Any, Any, Any]:
     """The three batched kernels as Python functions whose calls named in ``replacements`` (``_plant``, …) go to
-    other compiled functions, this module's globals untouched (tests compile them, uncached, to make a plant
-    step decline)."""
+    other compiled functions, this module's globals untouched: tests compile them (never with numba's disk
+    cache; their stamp names the replacements) to make a step decline or raise."""
+    unknown = set(replacements) - {"_telemetry", "_features", "_setpoints", "_plant", "_affine"}
+    if unknown:
+        raise ValueError(f"replacements: no kernel calls {sorted(unknown)}")
     _kernels()
+    stamp = "replaced:" + ",".join(f"{name}={id(f)}" for name, f in sorted(replacements.items()))
     made = []
     for function in _make_kernels(stamp):
         scope = {**function.__globals__, **replacements}
@@ -324,7 +330,7 @@ class _Batch:
         telemetry = np.empty((n, c["low"].shape[1]))
         layers = [np.empty((n, w.shape[1])) for w in weights[:-1]]
         setpoints = np.empty((n, 2 * z + 2))
-        status = np.zeros(n, dtype=np.int64)
+        status = np.full(n, _NOT_REACHED, dtype=np.int64)
         last_zone, last_plant, last_setpoints = self.last_zone, self.last_plant, self.last_setpoints
         # Every argument but the step (and tail's first episode) is the same all window: bound once.
         head_args = (status, self.ks, c["zone_noise"], c["inlet_drift"], c["zone_constants"], c["step_values"],
@@ -340,10 +346,11 @@ class _Batch:
         head, hidden, tail, tanh = kernels.head, kernels.hidden, kernels.tail, np.tanh
         for i in range(self.steps):
             # Where an error ends the window, the episodes that did not finish this step go back to here (the
-            # one that raised keeps its state as far as it got, as in the per-episode loop).
+            # one whose kernel or Python step raised keeps its state as far as it got, as in the per-episode loop).
             state_before, trims_before = self.state.copy(), self.trims.copy()
             finished = np.zeros(n, dtype=bool)
             python_step = -1  # the episode in a Python step, while one is
+            status[:] = _NOT_REACHED
             try:
                 head(i, *head_args)
                 tanh(layers[0], out=layers[0])
@@ -354,27 +361,25 @@ class _Batch:
                     undone = tail(i, 0, *tail_args)
                 except (ArithmeticError, ValueError) as error:
                     undone = self._tail_raised(i, tail, tail_args, status, error)
-                finished = status == _DONE
+                finished |= status == _DONE
                 if undone:
                     for python_step in np.flatnonzero(~finished).tolist():
                         self._python_step(python_step, i, setpoints[python_step],
                                           status[python_step] == _SETPOINTS_NOT_FINITE, kernels)
                         finished[python_step] = True
                     python_step = -1
-            except BaseException:
+                self.done[:] = i + 1
+            except BaseException as error:
+                finished |= status == _DONE
+                raised = np.zeros(n, dtype=bool)
                 if python_step >= 0:
-                    raised = python_step
-                else:  # a kernel raised: the last episode whose turn began there (its status says how far)
-                    finished = status == _DONE
-                    reached = np.flatnonzero(status != _NOT_REACHED)
-                    raised = int(reached[-1]) if reached.size else -1
-                stopped = ~finished
-                if raised >= 0:
-                    stopped[raised] = False
+                    raised[python_step] = True
+                elif isinstance(error, Exception):  # a kernel raised: the episode whose turn it was there
+                    raised = status == _STARTED
+                stopped = ~finished & ~raised
                 self.state[stopped], self.trims[stopped] = state_before[stopped], trims_before[stopped]
                 self.done[finished] = i + 1
                 raise
-            self.done[:] = i + 1
 
     @staticmethod
     def _tail_raised(i: int, tail: Any, tail_args: tuple[Any, ...], status: NDArray[np.int64],

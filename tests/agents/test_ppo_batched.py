@@ -26,6 +26,13 @@ def batched() -> None:
         pytest.skip("this machine's BLAS or tanh gives the batched MLP other bits: the per-episode path runs")
 
 
+def _use_kernels_calling(monkeypatch, replacements) -> None:
+    """Step batches through kernels whose calls in ``replacements`` go elsewhere (compiled here, uncached)."""
+    head, hidden, tail = (numba.njit(error_model="python")(f) for f in ppo_batched.kernels_calling(replacements))
+    kernels = ppo_batched._Kernels(head, hidden, tail, compiled(plant_kernel))
+    monkeypatch.setattr(ppo_batched, "_kernels", lambda: kernels)
+
+
 @pytest.fixture
 def declining(monkeypatch) -> dict[str, int]:
     """Batched kernels whose plant step declines (returns False) or raises ``ZeroDivisionError`` on about two
@@ -43,10 +50,7 @@ def declining(monkeypatch) -> dict[str, int]:
         return kernel(zones, c, zone0, chw0, fan, supply, chw, econ, it, alive, dry, wet, chillers, dt, out_zone,
                       out_plant)
 
-    head, hidden, tail = (numba.njit(error_model="python")(f)
-                          for f in ppo_batched.kernels_calling({"_plant": plant}, stamp="declining"))
-    kernels = ppo_batched._Kernels(head, hidden, tail, kernel)
-    monkeypatch.setattr(ppo_batched, "_kernels", lambda: kernels)
+    _use_kernels_calling(monkeypatch, {"_plant": plant})
     counts = {"python": 0, "restarts": 0}
     python_step, tail_raised = ppo_batched._Batch._python_step, ppo_batched._Batch._tail_raised
 
@@ -196,10 +200,65 @@ def test_a_policy_whose_bits_the_kernels_do_not_reproduce_steps_the_per_episode_
     assert actor.batch_key(env.episode, window) is None
 
 
-def test_the_compiled_kernels_are_keyed_by_the_called_kernels_modules():
-    """numba's disk cache sees this file only: each batched kernel carries a digest of the called kernels'
-    modules as a closure variable (which numba's cache key hashes), so an edit there recompiles them."""
+@pytest.mark.parametrize(("kernel", "finished_first"), [("_features", False), ("_setpoints", True)])
+def test_a_kernel_error_mid_window_leaves_each_episode_of_the_batch_at_a_step_it_finished(monkeypatch, batched,
+                                                                                         kernel: str,
+                                                                                         finished_first: bool):
+    """The controller's kernel raises for the second of three episodes at step 4 of window 1 (its features in
+    ``head``, its set-points in ``tail``): the error propagates; the first episode is after step 4 where its tail
+    had run (``_setpoints``), else after step 3; the third, whose turn never came, after step 3, its controller's
+    state included; the second, whose step did not finish, has the plant state of step 3."""
+    from dcops.agents.cooling.ppo_compiled import features_kernel, setpoints_kernel
+    from dcops.vector_env import run_windows
+
+    real = compiled(features_kernel if kernel == "_features" else setpoints_kernel)
+    if kernel == "_features":
+        @numba.njit(error_model="python")
+        def raising(telemetry, state, mean, scale, clip, out):
+            if telemetry[0] != telemetry[0]:
+                raise ZeroDivisionError("a controller error")
+            real(telemetry, state, mean, scale, clip, out)
+    else:
+        @numba.njit(error_model="python")
+        def raising(mean, telemetry, state, trims, constants, design, max_air, low, high, out):
+            if telemetry[0] != telemetry[0]:
+                raise ZeroDivisionError("a controller error")
+            return real(mean, telemetry, state, trims, constants, design, max_air, low, high, out)
+
+    _use_kernels_calling(monkeypatch, {kernel: raising})
+    seeds, step = [7, 8, 9], 4
+    nan_at = {1: 18 + step}
+    batch, alone = _make(seeds, True, monkeypatch, nan_at), _make(seeds, False, monkeypatch, nan_at)
+    actions = [np.zeros(env.config.max_slots, dtype=np.int64) for env in batch]
+    monkeypatch.setenv(JIT_ENV, "1")
+    run_windows(batch, actions)
+    with pytest.raises(ZeroDivisionError, match="a controller error"):
+        run_windows(batch, actions)
+    monkeypatch.setenv(JIT_ENV, "0")
+    for env, action in zip(alone, actions, strict=True):
+        env.step({"scheduler": action})
+    for env, done in zip(alone, [step + int(finished_first), step, step], strict=True):
+        _python_steps(env, actions[0], done)
+    _assert_same_state(batch[0].episode, alone[0].episode)
+    _assert_same_state(batch[2].episode, alone[2].episode)
+    assert _bytes(batch[1].episode.state.zone_temp_c) == _bytes(alone[1].episode.state.zone_temp_c)
+
+
+def test_the_compiled_kernels_are_keyed_by_the_called_kernels_modules(monkeypatch, tmp_path):
+    """numba's disk cache sees this file only: each batched kernel carries a digest of the called kernels' module
+    files as a closure variable (which numba's cache key hashes), so an edit there recompiles them."""
+    import sys
+
     stamp = ppo_batched._stamp()
-    assert len(stamp) == 64
-    for kernel in ppo_batched._make_kernels(stamp):
-        assert [cell.cell_contents for cell in kernel.__closure__] == [stamp]
+    for kernel in (ppo_batched._kernels().head, ppo_batched._kernels().hidden, ppo_batched._kernels().tail):
+        assert [cell.cell_contents for cell in kernel.py_func.__closure__] == [stamp]
+    for module in ("dcops.physics.compiled_plant", "dcops.agents.cooling.ppo_compiled",
+                   "dcops.cluster.compiled_window"):
+        edited = tmp_path / f"{module}.py"
+        edited.write_text(open(sys.modules[module].__file__).read() + "\n# an edit\n")
+        monkeypatch.setattr(sys.modules[module], "__file__", str(edited))
+        assert ppo_batched._stamp() != stamp, module
+        monkeypatch.undo()
+    assert ppo_batched._stamp() == stamp
+    with pytest.raises(ValueError, match="_plants"):
+        ppo_batched.kernels_calling({"_plants": None})
