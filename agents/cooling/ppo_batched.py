@@ -81,14 +81,17 @@ def _make_kernels(stamp: str) -> tuple[Any, Any, Any]:
 
     def head(i: int, status: Any, ks: Any, zone_noise: Any, inlet_drift: Any, zone_constants: Any,
              step_values: Any, chw_noise: Any, tel_scalars: Any, tel_low: Any, tel_high: Any, last_zone: Any,
-             last_plant: Any, last_setpoints: Any, it: Any, telemetry: Any, state: Any, mean: Any, scale: Any,
-             clip: float, features: Any, w: Any, b: Any, h: Any) -> None:
+             last_plant: Any, last_setpoints: Any, it: Any, telemetry: Any, state: Any, trims: Any,
+             state_before: Any, trims_before: Any, mean: Any, scale: Any, clip: float, features: Any, w: Any, b: Any,
+             h: Any) -> None:
         _ = stamp
         z = it.shape[2]
         for e in range(ks.shape[0]):
             status[e] = _NOT_REACHED
         for e in range(ks.shape[0]):
             status[e] = _STARTED
+            state_before[e, :] = state[e]  # the controller's state before the step, should an error end it
+            trims_before[e, :] = trims[e]
             _telemetry(ks[e] + i, zone_noise[e], inlet_drift[e], zone_constants[e], step_values[e], chw_noise[e],
                        tel_scalars[e], tel_low[e], tel_high[e], last_zone[e], last_plant[e], last_setpoints[e, :z],
                        it[e, i], telemetry[e])
@@ -303,7 +306,7 @@ class _Batch:
             self.last_setpoints[e, :z] = read_last_step(episode, self.last_zone[e], self.last_plant[e])
         self.out_zone = np.empty((n, steps, 8, z))
         self.out_plant = np.empty((n, steps, len(PLANT_ROWS)))
-        self.done = np.zeros(n, dtype=np.int64)  # steps finished, per episode
+        self.done: int | NDArray[np.int64] = 0  # steps finished: by all, or per episode after an error
 
     def run(self) -> None:
         actors = self.actors
@@ -318,8 +321,8 @@ class _Batch:
                 actor._state[:] = self.state[e]
                 actor._trims[:] = self.trims[e]
                 actor.store_state()
-                hand_back_window(episode, self.out_zone[e], self.out_plant[e], self.last_setpoints[e].copy(),
-                                 int(self.done[e]))
+                done = self.done if isinstance(self.done, int) else int(self.done[e])
+                hand_back_window(episode, self.out_zone[e], self.out_plant[e], self.last_setpoints[e].copy(), done)
 
     def _steps(self) -> None:
         kernels = _kernels()
@@ -333,9 +336,11 @@ class _Batch:
         status = np.full(n, _NOT_REACHED, dtype=np.int64)
         last_zone, last_plant, last_setpoints = self.last_zone, self.last_plant, self.last_setpoints
         # Every argument but the step (and tail's first episode) is the same all window: bound once.
+        state_before, trims_before = np.empty_like(self.state), np.empty_like(self.trims)
         head_args = (status, self.ks, c["zone_noise"], c["inlet_drift"], c["zone_constants"], c["step_values"],
                      c["chw_noise"], c["scalars"], c["low"], c["high"], last_zone, last_plant, last_setpoints,
-                     self.it, telemetry, self.state, first._mean, first._scale, first._clip,
+                     self.it, telemetry, self.state, self.trims, state_before, trims_before, first._mean,
+                     first._scale, first._clip,
                      np.empty((n, weights[0].shape[0])), weights[0], biases[0], layers[0])
         hidden_args = [(layers[j - 1], weights[j], biases[j], layers[j]) for j in range(1, len(layers))]
         tail_args = (layers[-1], weights[-1], biases[-1], np.empty((n, weights[-1].shape[1])), telemetry,
@@ -345,14 +350,15 @@ class _Batch:
                      self.out_zone, self.out_plant, status)
         head, hidden, tail, tanh = kernels.head, kernels.hidden, kernels.tail, np.tanh
         for i in range(self.steps):
-            # Where an error ends the window, the episodes that did not finish this step go back to here (the
-            # one whose kernel or Python step raised keeps its state as far as it got, as in the per-episode loop).
-            state_before, trims_before = self.state.copy(), self.trims.copy()
-            finished = np.zeros(n, dtype=bool)
+            # Where an error ends the window, the episodes that did not finish this step go back to where they were
+            # before it (head keeps a copy); the one whose kernel or Python step raised keeps its state as far as
+            # it got, as in the per-episode loop.
             python_step = -1  # the episode in a Python step, while one is
-            status[:] = _NOT_REACHED
+            head_done = False
+            finished: NDArray[np.bool_] | None = None
             try:
                 head(i, *head_args)
+                head_done = True
                 tanh(layers[0], out=layers[0])
                 for args in hidden_args:
                     hidden(*args)
@@ -361,25 +367,37 @@ class _Batch:
                     undone = tail(i, 0, *tail_args)
                 except (ArithmeticError, ValueError) as error:
                     undone = self._tail_raised(i, tail, tail_args, status, error)
-                finished |= status == _DONE
                 if undone:
+                    finished = status == _DONE
                     for python_step in np.flatnonzero(~finished).tolist():
                         self._python_step(python_step, i, setpoints[python_step],
                                           status[python_step] == _SETPOINTS_NOT_FINITE, kernels)
                         finished[python_step] = True
                     python_step = -1
-                self.done[:] = i + 1
+                self.done = i + 1
             except BaseException as error:
-                finished |= status == _DONE
-                raised = np.zeros(n, dtype=bool)
-                if python_step >= 0:
-                    raised[python_step] = True
-                elif isinstance(error, Exception):  # a kernel raised: the episode whose turn it was there
-                    raised = status == _STARTED
-                stopped = ~finished & ~raised
-                self.state[stopped], self.trims[stopped] = state_before[stopped], trims_before[stopped]
-                self.done[finished] = i + 1
+                self._stop(i, error, status, finished, python_step, head_done, state_before, trims_before)
                 raise
+
+    def _stop(self, i: int, error: BaseException, status: NDArray[np.int64], finished: NDArray[np.bool_] | None,
+              python_step: int, head_done: bool, state_before: NDArray[np.float64], trims_before: NDArray[np.float64]
+              ) -> None:
+        """After ``error`` in step ``i``: the episodes that finished it count it done; the others go back to the
+        controller state before it, except the one that raised (its Python step, or the kernel turn it was in),
+        which keeps its state as far as it got. An interrupt (not an ``Exception``) blames no episode."""
+        n = status.shape[0]
+        done_now = status == _DONE if head_done else np.zeros(n, dtype=bool)  # statuses from this step's tail
+        finished = done_now if finished is None else finished | done_now
+        raised = np.zeros(n, dtype=bool)
+        if python_step >= 0:
+            raised[python_step] = True
+        elif isinstance(error, Exception):
+            raised = status == _STARTED
+        # head copied the state of every episode whose turn it reached (of all, once it returned)
+        copied = np.ones(n, dtype=bool) if head_done else status != _NOT_REACHED
+        back = copied & ~finished & ~raised
+        self.state[back], self.trims[back] = state_before[back], trims_before[back]
+        self.done = np.where(finished, i + 1, i)
 
     @staticmethod
     def _tail_raised(i: int, tail: Any, tail_args: tuple[Any, ...], status: NDArray[np.int64],
