@@ -204,7 +204,7 @@ class _WindowLoop:
         self.done = 0
 
     def run(self) -> None:
-        episode, z, dt, plant = self.episode, self.z, float(self.episode.dt_s), self.episode.plant
+        episode, z, dt = self.episode, self.z, float(self.episode.dt_s)
         zones, scalars = self.packed
         tel = self.tel
         timeline = episode.timeline
@@ -227,11 +227,7 @@ class _WindowLoop:
             except (ArithmeticError, ValueError):
                 ok = False
             if not ok:  # the float path declines this step: the array path runs it, as step_plant would
-                state, out = step_plant(plant, PlantState(last_zone[3].copy(), np.float64(last_plant[0])),
-                                        plant_control(setpoints, z), PlantBoundary(it[i], dry[k], wet[k], chillers[k],
-                                                                               alive[k]), dt)
-                out_zone[i] = np.array(out[:8])
-                out_plant[i] = [float(v) for v in out[8:]]
+                step_declined(episode, k, last_zone, last_plant, setpoints, it[i], out_zone[i], out_plant[i])
             last_zone, last_plant = out_zone[i], out_plant[i]
             self.setpoints = setpoints.copy()  # the actor may overwrite its vector at the next call
             last_fan = self.setpoints[:z]
@@ -240,6 +236,22 @@ class _WindowLoop:
     def hand_back(self) -> None:
         """The episode's state after the last step done, and the window's records if every step was done."""
         hand_back_window(self.episode, self.out_zone, self.out_plant, self.setpoints, self.done)
+
+
+def step_declined(episode: Any, k: int, last_zone: NDArray[np.float64], last_plant: NDArray[np.float64],
+                  setpoints: NDArray[np.float64], it_row: NDArray[np.float64], out_zone: NDArray[np.float64],
+                  out_plant: NDArray[np.float64]) -> None:
+    """Global step ``k`` of ``episode`` through ``step_plant`` (a step the compiled plant declines, as the float
+    path hands it to the array path), from the last step's rows in the kernels' layout, with the decoded
+    ``setpoints`` (2Z+2,) and the step's IT load ``it_row``; its outputs into ``out_zone`` (8, Z) and
+    ``out_plant`` (21,)."""
+    timeline = episode.timeline
+    _, out = step_plant(episode.plant, PlantState(last_zone[3].copy(), np.float64(last_plant[0])),
+                        plant_control(setpoints, episode.plant.n_zones),
+                        PlantBoundary(it_row, episode.dry_bulb[k], episode.wet_bulb[k], timeline.chiller_available[k],
+                                      timeline.fan_units_alive[k]), float(episode.dt_s))
+    out_zone[:] = np.array(out[:8])
+    out_plant[:] = [float(v) for v in out[8:]]
 
 
 def read_last_step(episode: Any, last_zone: NDArray[np.float64], last_plant: NDArray[np.float64]

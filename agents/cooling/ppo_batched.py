@@ -47,11 +47,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from dcops.agents.cooling.ppo_compiled import CompiledPPO, features_kernel, setpoints_kernel
-from dcops.cluster.compiled_window import hand_back_window, plant_control, read_last_step, telemetry_kernel
+from dcops.agents.cooling.ppo_compiled import (
+    CompiledPPO,
+    decode_not_finite,
+    features_kernel,
+    setpoints_kernel,
+)
+from dcops.cluster.compiled_window import hand_back_window, read_last_step, step_declined, telemetry_kernel
 from dcops.physics.compiled_plant import PLANT_ROWS, compiled, jit_available, plant_kernel
-from dcops.physics.interface import decode_setpoint_values
-from dcops.physics.plant import PlantBoundary, PlantState, step_plant
 
 _NOT_REACHED, _STARTED = -1, 0
 _DONE, _SETPOINTS_NOT_FINITE, _DECLINED, _SETPOINTS_MADE, _HEAD_DONE = 1, 2, 3, 4, 5
@@ -422,20 +425,16 @@ class _Batch:
     def _python_step(self, e: int, i: int, setpoints: NDArray[np.float64], not_finite: bool, kernels: _Kernels
                      ) -> None:
         """Episode ``e``'s step ``i`` where the kernels handed it back: set-points that are not finite go through
-        ``decode_setpoint_values`` (which raises the float path's error, or decodes a sum that only overflowed)
-        and the plant kernel; a step the plant kernel declines, through ``step_plant`` (as the per-episode loop
-        in ``compiled_window``)."""
-        z, episode = self.z, self.episodes[e]
-        if not_finite:
-            control = decode_setpoint_values(setpoints.tolist(), z)
-            setpoints = np.concatenate([control.fan_speed, control.supply_setpoint_c,
-                                        [float(control.chw_setpoint_c), float(control.economiser_on)]])
+        the float path's decoding (which raises its error, or decodes a sum that only overflowed) and the plant
+        kernel; a step the plant kernel declines, through ``step_plant`` (both as the per-episode loop)."""
+        episode = self.episodes[e]
         k = int(self.ks[e]) + i
-        c = self.constants
         last_zone, last_plant = self.last_zone[e], self.last_plant[e]
         out_zone, out_plant = self.out_zone[e, i], self.out_plant[e, i]
         ok = False
         if not_finite:
+            setpoints = decode_not_finite(setpoints, self.z)
+            z, c = self.z, self.constants
             try:
                 ok = kernels.plant(c["zones"][e], c["plant_scalars"][e], last_zone[3], last_plant[0], setpoints[:z],
                                    setpoints[z:2 * z], setpoints[2 * z], setpoints[2 * z + 1], self.it[e, i],
@@ -444,14 +443,7 @@ class _Batch:
             except (ArithmeticError, ValueError):
                 ok = False
         if not ok:
-            timeline = episode.timeline
-            state, out = step_plant(episode.plant, PlantState(last_zone[3].copy(), np.float64(last_plant[0])),
-                                    plant_control(setpoints, z),
-                                    PlantBoundary(self.it[e, i], episode.dry_bulb[k], episode.wet_bulb[k],
-                                                  timeline.chiller_available[k], timeline.fan_units_alive[k]),
-                                    float(episode.dt_s))
-            out_zone[:] = np.array(out[:8])
-            out_plant[:] = [float(v) for v in out[8:]]
+            step_declined(episode, k, last_zone, last_plant, setpoints, self.it[e, i], out_zone, out_plant)
         last_zone[:] = out_zone
         last_plant[:] = out_plant
         self.last_setpoints[e] = setpoints

@@ -263,8 +263,13 @@ class CompiledPPO:
         out = self._setpoints
         if not self._setpoints_kernel(self._policy.mean_action(x), telemetry, self._state, self._trims,
                                       self._constants, self._design, self._max_air, self._low, self._high, out):
-            # Not finite: the float path's decoding raises its error (or, for a sum that only overflowed, decodes).
-            control = decode_setpoint_values(out.tolist(), self._z)
-            out = np.concatenate([control.fan_speed, control.supply_setpoint_c,
-                                  [float(control.chw_setpoint_c), float(control.economiser_on)]])
+            out = decode_not_finite(out, self._z)
         return out
+
+
+def decode_not_finite(setpoints: NDArray[np.float64], z: int) -> NDArray[np.float64]:
+    """Set-points ``setpoints_kernel`` found not finite, through the float path's decoding: its error, or, for a
+    sum that only overflowed, the decoded vector (2Z+2,)."""
+    control = decode_setpoint_values(setpoints.tolist(), z)
+    return np.concatenate([control.fan_speed, control.supply_setpoint_c,
+                           [float(control.chw_setpoint_c), float(control.economiser_on)]])
