@@ -150,24 +150,33 @@ def _assert_same_state(a, b) -> None:
     assert ppo_a.layer.trim._trims == ppo_b.layer.trim._trims and ppo_a.layer.trim_max == ppo_b.layer.trim_max
 
 
+def _batch_failing_in_window_1(monkeypatch, nan_at: dict[int, int], error: type[Exception], match: str):
+    """Three random-fault episodes (NaN readings at ``nan_at``) stepped as one batch through window 0, then window
+    1, which raises ``error``; and the same three on the Python path after window 0, their window 1 not begun.
+    Returns (batch, alone, actions)."""
+    from dcops.vector_env import run_windows
+
+    seeds = [7, 8, 9]
+    batch, alone = _make(seeds, True, monkeypatch, nan_at), _make(seeds, False, monkeypatch, nan_at)
+    actions = [np.zeros(env.config.max_slots, dtype=np.int64) for env in batch]
+    monkeypatch.setenv(JIT_ENV, "1")
+    run_windows(batch, actions)
+    with pytest.raises(error, match=match):
+        run_windows(batch, actions)
+    monkeypatch.setenv(JIT_ENV, "0")
+    for env, action in zip(alone, actions, strict=True):
+        env.step({"scheduler": action})
+    return batch, alone, actions
+
+
 def test_an_error_mid_window_leaves_each_episode_of_the_batch_at_a_step_it_finished(monkeypatch, batched):
     """Three episodes, NaN readings at step 4 of window 1 in the second and third: the second's set-points raise
     the decoder's error. It is left as the per-episode loop leaves its episode (the Python path's, raising at the
     same step); the first, which finished the step, after step 4; the third, which did not, after step 3, its
     controller's state included (its features had taken the NaN reading)."""
-    from dcops.vector_env import run_windows
-
-    seeds, step = [7, 8, 9], 4
-    nan_at = {1: 18 + step, 2: 18 + step}
-    batch, alone = _make(seeds, True, monkeypatch, nan_at), _make(seeds, False, monkeypatch, nan_at)
-    actions = [np.zeros(env.config.max_slots, dtype=np.int64) for env in batch]
-    monkeypatch.setenv(JIT_ENV, "1")
-    run_windows(batch, actions)
-    with pytest.raises(ValueError, match="not finite"):
-        run_windows(batch, actions)
-    monkeypatch.setenv(JIT_ENV, "0")
-    for env, action in zip(alone, actions, strict=True):
-        env.step({"scheduler": action})
+    step = 4
+    batch, alone, actions = _batch_failing_in_window_1(monkeypatch, {1: 18 + step, 2: 18 + step}, ValueError,
+                                                       "not finite")
     _python_steps(alone[0], actions[0], step + 1)
     alone[1].begin_step({"scheduler": actions[1]})
     with pytest.raises(ValueError, match="not finite"):
@@ -209,7 +218,6 @@ def test_a_kernel_error_mid_window_leaves_each_episode_of_the_batch_at_a_step_it
     had run (``_setpoints``), else after step 3; the third, whose turn never came, after step 3, its controller's
     state included; the second, whose step did not finish, has the plant state of step 3."""
     from dcops.agents.cooling.ppo_compiled import features_kernel, setpoints_kernel
-    from dcops.vector_env import run_windows
 
     real = compiled(features_kernel if kernel == "_features" else setpoints_kernel)
     if kernel == "_features":
@@ -226,17 +234,9 @@ def test_a_kernel_error_mid_window_leaves_each_episode_of_the_batch_at_a_step_it
             return real(mean, telemetry, state, trims, constants, design, max_air, low, high, out)
 
     _use_kernels_calling(monkeypatch, {kernel: raising})
-    seeds, step = [7, 8, 9], 4
-    nan_at = {1: 18 + step}
-    batch, alone = _make(seeds, True, monkeypatch, nan_at), _make(seeds, False, monkeypatch, nan_at)
-    actions = [np.zeros(env.config.max_slots, dtype=np.int64) for env in batch]
-    monkeypatch.setenv(JIT_ENV, "1")
-    run_windows(batch, actions)
-    with pytest.raises(ZeroDivisionError, match="a controller error"):
-        run_windows(batch, actions)
-    monkeypatch.setenv(JIT_ENV, "0")
-    for env, action in zip(alone, actions, strict=True):
-        env.step({"scheduler": action})
+    step = 4
+    batch, alone, actions = _batch_failing_in_window_1(monkeypatch, {1: 18 + step}, ZeroDivisionError,
+                                                       "a controller error")
     for env, done in zip(alone, [step + int(finished_first), step, step], strict=True):
         _python_steps(env, actions[0], done)
     _assert_same_state(batch[0].episode, alone[0].episode)
