@@ -447,13 +447,12 @@ def merge_infos(env: VectorEnv, items: list[tuple[int, dict[str, Any]]]) -> dict
             array: Any = merge_infos(env, entries)
         else:
             first = entries[0][1]
-            if key == "final_obs" or not (type(first) in (int, float, bool) or issubclass(type(first), np.number)
-                                          or isinstance(first, np.ndarray)):
-                array = np.full(n, fill_value=None, dtype=object)
-            elif isinstance(first, np.ndarray):
+            if key != "final_obs" and isinstance(first, np.ndarray):
                 array = np.zeros((n, *first.shape), dtype=first.dtype)
-            else:
+            elif key != "final_obs" and (type(first) in (int, float, bool) or issubclass(type(first), np.number)):
                 array = np.zeros(n, dtype=type(first))
+            else:  # final_obs, and any other object
+                array = np.full(n, fill_value=None, dtype=object)
             for env_num, value in entries:
                 array[env_num] = value
         mask = np.zeros(n, dtype=np.bool_)

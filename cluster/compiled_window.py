@@ -66,7 +66,7 @@ class BatchedActor(CompiledActor, Protocol):
         ...
 
     def step_windows(self, episodes: list[Any], windows: list[Any]) -> None:
-        """Step ``episodes`` (equal keys; their telemetry arrays built) through their begun ``windows``."""
+        """Step ``episodes`` (equal keys) through their begun ``windows``."""
         ...
 
 
@@ -164,8 +164,6 @@ def step_batches(episodes: list[Any], windows: list[Any]) -> list[bool]:
     stepped = [False] * len(episodes)
     for members in groups.values():
         for m in members:
-            if episodes[m]._telemetry_arrays is None:
-                episodes[m]._telemetry_arrays = telemetry_arrays(episodes[m])
             stepped[m] = True
         actor: BatchedActor = episodes[members[0]].controller.compiled_actor
         actor.step_windows([episodes[m] for m in members], [windows[m] for m in members])
@@ -272,7 +270,7 @@ def read_last_step(episode: Any, last_zone: NDArray[np.float64], last_plant: NDA
 
 
 def hand_back_window(episode: Any, out_zone: NDArray[np.float64], out_plant: NDArray[np.float64],
-              setpoints: NDArray[np.float64] | None, done: int) -> None:
+                     setpoints: NDArray[np.float64] | None, done: int) -> None:
     """Write back the episode's state after its first ``done`` steps of the window (outputs ``out_zone`` (S, 8, Z)
     and ``out_plant`` (S, 21), the last done step's set-points ``setpoints``), and the window's records if all S
     were done; nothing if none was."""

@@ -334,10 +334,14 @@ class ClusterEpisode:
             return False
         if hasattr(actor, "batch_key") and step_batches([self], [window])[0]:  # PPO: three kernel calls a step
             return True
+        run_window_compiled(self, window, actor, self._packed_plant, self.compiled_telemetry())
+        return True
+
+    def compiled_telemetry(self) -> TelemetryArrays:
+        """The episode's telemetry inputs in the kernels' arrays, built at its first compiled window."""
         if self._telemetry_arrays is None:
             self._telemetry_arrays = telemetry_arrays(self)
-        run_window_compiled(self, window, actor, self._packed_plant, self._telemetry_arrays)
-        return True
+        return self._telemetry_arrays
 
     def begin_window(self) -> PlantWindow:
         """Start the current window: order the queue, start what fits, set the IT load of each of its physics

@@ -252,8 +252,8 @@ class BatchedPPO(CompiledPPO):
                 timeline.chiller_available.dtype, timeline.fan_units_alive.dtype)
 
     def step_windows(self, episodes: list[Any], windows: list[Any]) -> None:
-        """Step ``episodes`` (this actor's among them, all with this :meth:`batch_key`, their telemetry arrays
-        built) through their begun ``windows`` (``ClusterEpisode.begin_window``) together."""
+        """Step ``episodes`` (this actor's among them, all with this :meth:`batch_key`) through their begun
+        ``windows`` (``ClusterEpisode.begin_window``) together."""
         _Batch(episodes, windows).run()
 
 
@@ -262,12 +262,12 @@ def _constants(episodes: list[Any], actors: list[Any]) -> dict[str, NDArray[Any]
     plant and controller constants. Kept on the first actor (so it goes with that episode's reset) while the
     same actors and telemetry arrays come back, as they do window after window in a vector environment."""
     members = tuple(x for episode, actor in zip(episodes, actors, strict=True)
-                    for x in (actor, episode._telemetry_arrays))
+                    for x in (actor, episode.compiled_telemetry()))
     cached = actors[0].__dict__.get("_batch_constants")
     if cached is not None and len(cached[0]) == len(members) and all(a is b for a, b in zip(cached[0], members,
                                                                                           strict=True)):
         return cached[1]
-    tels = [episode._telemetry_arrays for episode in episodes]
+    tels = [episode.compiled_telemetry() for episode in episodes]
 
     def stack(values: list[Any], dtype: Any = None) -> NDArray[Any]:
         return np.ascontiguousarray(np.stack([np.asarray(v) for v in values]), dtype=dtype)
