@@ -356,7 +356,8 @@ class ClusterEpisode:
         self._window_started = self.ledger.place_queued(self.pool, w, first)
 
         # IT load per step and zone: base + running jobs until their last step.
-        it = np.tile(self._base_row, (s, 1))
+        it = np.empty((s, len(self._base_row)))
+        it[:] = self._base_row  # np.tile's result, without its Python wrapper
         for request_id in self.ledger.running:
             job = self.ledger.jobs[request_id]
             steps_left = job.end_step - first  # type: ignore[operator]

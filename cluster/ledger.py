@@ -60,6 +60,10 @@ class Status(IntEnum):
     REJECTED = 5
 
 
+N_STATUS = len(Status)
+_DECISION_NAMES = tuple(kind.name for kind in DecisionKind)  # by value: cheaper than the enum's ``name``
+
+
 @dataclass(slots=True)
 class Job:
     """A request and everything that happened to it (ledger-internal: holds the truth)."""
@@ -136,7 +140,7 @@ class Ledger:
         self.dt_h = dt_s / 3600.0
         self.n_windows = n_windows
         self.totals = {"value": 0.0, "carbon_actual_g": 0.0, "carbon_blind_g": 0.0}
-        self.status_counts: dict[str, list[int]] = {team: [0] * len(Status) for team in team_ids}
+        self.status_counts: dict[str, list[int]] = {team: [0] * N_STATUS for team in team_ids}
         """Jobs per team in each :class:`Status` (kept up to date at every transition)."""
         self.resolution_audits: list[AuditRecord] = []
         """Version 1: audits of the jobs resolved since the last :meth:`take_audits` (module docstring)."""
@@ -152,7 +156,10 @@ class Ledger:
         )
         self.jobs[request.request_id] = job
         self.order.append(request.request_id)
-        self.status_counts.setdefault(request.team, [0] * len(Status))[Status.PENDING] += 1
+        counts = self.status_counts.get(request.team)
+        if counts is None:
+            counts = self.status_counts[request.team] = [0] * N_STATUS
+        counts[Status.PENDING] += 1
         self.pending_at.setdefault(window, []).append(request.request_id)
         self.deadline_at.setdefault(truth.true_deadline_window, []).append(request.request_id)
         return job
@@ -166,7 +173,7 @@ class Ledger:
         by_kind: dict[str, list[str]] = {"ACCEPT": [], "REJECT": [], "DEFER": []}
         for request_id, decision in batch.decisions.items():
             job = self.jobs[request_id]
-            by_kind[decision.kind.name].append(request_id)
+            by_kind[_DECISION_NAMES[decision.kind]].append(request_id)
             if decision.kind is DecisionKind.ACCEPT:
                 self._move(job, Status.QUEUED)
                 job.accepted_window = window

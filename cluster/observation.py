@@ -136,7 +136,7 @@ class ObservationBuilder:
         self._windows_needed: dict[str, int] = {}
 
     def register(self, request: Request, team_position: float) -> None:
-        """Precompute a new request's static features and public dict (once per request, not per window)."""
+        """Precompute a new request's static features (once per request, not per window)."""
         row = [0.0] * N_REQUEST_FEATURES
         row[0] = 1.0
         row[1] = team_position
@@ -149,8 +149,15 @@ class ObservationBuilder:
         row[21] = float(request.carbon_flexible)
         row[22] = request.chargeback / 50.0
         self._rows[request.request_id] = row
-        self._public[request.request_id] = request.public_dict()
         self._windows_needed[request.request_id] = max(1, math.ceil(request.duration_h / self.config.window_h - 1e-9))
+
+    def _public_dict(self, request: Request) -> dict[str, Any]:
+        """A request's wire form, made at its first structured view (an array-only episode never needs it) and
+        kept: a pending request appears in several views. Read it, never change it."""
+        public = self._public.get(request.request_id)
+        if public is None:
+            public = self._public[request.request_id] = request.public_dict()
+        return public
 
     # ------------------------------------------------------------------ arrays
     def arrays(self, episode: Any, pending: list[Request], fits: list[bool], stats: dict[str, TeamStats],
@@ -251,7 +258,7 @@ class ObservationBuilder:
         s = config.max_slots
         pending_view = []
         for slot, request in enumerate(pending):
-            item = dict(self._public[request.request_id])
+            item = dict(self._public_dict(request))
             item["slot"] = slot if slot < s else None
             item["windows_waited"] = w - request.submitted_window
             item["fits_now"] = fits[slot]
@@ -309,7 +316,7 @@ class ObservationBuilder:
             "carbon_forecast_g_per_kwh": list(episode._forecast_list),
             "teams": teams,
             "flags": flags,
-            "audits": [{**self._public[a.request.request_id], **a.revealed_dict()} for a in audits],
+            "audits": [{**self._public_dict(a.request), **a.revealed_dict()} for a in audits],
             "last_window": last,
         }
         if config.catalogue != "classic":  # named only off the default: a classic view stays as it was

@@ -74,7 +74,7 @@ class Request:
             "duration_h": self.duration_h,
             "gpus": self.gpus,
             "gpu_type": self.gpu_type,
-            "priority": self.priority.name,
+            "priority": PRIORITY_NAMES[self.priority],
             "deadline_window": self.deadline_window,
             "carbon_flexible": self.carbon_flexible,
             "chargeback": self.chargeback,

@@ -163,6 +163,13 @@ class CalibratedMonitor:
         self.requests_taken = -1
 
     # ------------------------------------------------------------------ evidence
+    def _store(self, team: str) -> _Team:
+        """``team``'s record, made at its first request or audit (not built anew per call only to be dropped)."""
+        store = self.teams.get(team)
+        if store is None:
+            store = self.teams[team] = _Team()
+        return store
+
     def _add_request(self, request: Request) -> None:
         t = self.model.types[request.job_type]
         earliest = stated_earliest(request, self.window_h)
@@ -171,7 +178,7 @@ class CalibratedMonitor:
         tight = slack_dev - t.slack_offsets[0]  # against the tightest honest habit (shift −1)
         q = t.inflexible_prob
         values = [1.0, excess, t.priority_var, tight, t.slack_var, float(not request.carbon_flexible), q, q * (1.0 - q)]
-        store = self.teams.setdefault(request.team, _Team())
+        store = self._store(request.team)
         current = store.window_sums.get(request.submitted_window)
         store.window_sums[request.submitted_window] = values if current is None else [
             a + b for a, b in zip(current, values, strict=True)]
@@ -180,7 +187,7 @@ class CalibratedMonitor:
 
     def _add_audit(self, audit: AuditRecord) -> None:
         request = audit.request
-        store = self.teams.setdefault(request.team, _Team())
+        store = self._store(request.team)
         overstated = None if audit.true_priority is None else int(request.priority) - int(audit.true_priority)
         store.add_audit(_Audit(
             request.submitted_window, audit.true_deadline_window - request.deadline_window,

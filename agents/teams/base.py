@@ -41,7 +41,7 @@ import bisect
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, Protocol
 
 import numpy as np
@@ -59,6 +59,12 @@ _PRIORITIES = tuple(Priority)
 def _priority_cdfs(catalogue_name: str) -> dict[str, list[float]]:
     """Per job type of the catalogue, the cumulative true-priority distribution (LOW..CRITICAL)."""
     return {j.name: np.cumsum(j.priority_probs).tolist() for j in catalogue(catalogue_name)}
+
+
+@lru_cache(maxsize=4096)
+def _template_text(template: str, gpus: int, gpu_type: str, hours: str) -> str:
+    """A job type's description template filled in (cached: the same few GPU counts and durations recur)."""
+    return template.format(gpus=gpus, gpu_type=gpu_type, hours=hours)
 
 
 @dataclass(frozen=True)
@@ -230,9 +236,8 @@ class TeamBase:
 
     def describe_request(self, draft: Draft, stated: dict[str, Any], request_id: str) -> str:
         """The free-text description: the job type's template, with the urgency claim when stated."""
-        job_type = draft.job_type
-        description = job_type.description.format(gpus=draft.gpus, gpu_type=job_type.gpu_type,
-                                                  hours=f"{stated['duration_h']:g}")
+        description = _template_text(draft.job_type.description, draft.gpus, draft.job_type.gpu_type,
+                                     f"{stated['duration_h']:g}")
         return "URGENT, blocking a launch: " + description if stated["urgent"] else description
 
     def states_urgency(self, window: int, stated: dict[str, Any]) -> bool:
