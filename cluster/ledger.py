@@ -85,12 +85,15 @@ class Job:
     carbon_booked: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class AuditRecord:
     """What the operator learns about a job when it completes (version 0) or is resolved (version 1; module
     docstring), public from then on. ``completed_window`` is the window of the audit (of the resolution, from
     version 1, whether or not the job ran); ``realised_runtime_h`` is the true runtime in whole physics steps (for
-a job that never ran, the runtime it would have had); the last four fields are ``None`` in version 0."""
+    a job that never ran, the runtime it would have had); the last four fields are ``None`` in version 0.
+
+    Treat it as immutable (it is not frozen, as :class:`~dcops.cluster.requests.Request` is not, because a frozen
+    dataclass takes about 2.5 times as long to build, and a window issues one per resolved job)."""
 
     request: Request
     realised_runtime_h: float

@@ -38,6 +38,7 @@ stream of its own), so a description says nothing the stated fields do not.
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -86,6 +87,11 @@ class Draft:
     earliest_window: int
 
 
+_MIX_ALPHA = np.full(len(JOB_TYPES), 1.5)
+_MIX_ALPHA.setflags(write=False)
+"""The Dirichlet concentration of a team's job-type mix (one array, read-only, for every draw)."""
+
+
 @dataclass
 class TeamProfile:
     """A team's per-episode workload profile (drawn at reset)."""
@@ -99,11 +105,11 @@ class TeamProfile:
 
     @classmethod
     def draw(cls, rng: np.random.Generator) -> TeamProfile:
-        weights = rng.dirichlet(np.full(len(JOB_TYPES), 1.5))
+        weights = rng.dirichlet(_MIX_ALPHA)
         u = rng.random(4).tolist()
         return cls(
             type_weights=weights,
-            type_cdf=np.cumsum(weights).tolist(),
+            type_cdf=list(itertools.accumulate(weights.tolist())),  # np.cumsum's sums (both add in order)
             kw_scale=0.85 + 0.3 * u[0],
             runtime_scale=0.8 + 0.4 * u[1],
             slack_shift=min(int(3 * u[2]), 2) - 1,
