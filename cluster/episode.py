@@ -125,6 +125,7 @@ class ClusterEpisode:
         self._carbon = carbon_source(config.grid_region, config.climate)
         self._tel_low, self._tel_high = telemetry_bounds(self.plant.n_zones)
         self._base_row = np.asarray(config.base_kw_per_zone, dtype=np.float64)
+        self._base_list: list[float] = self._base_row.tolist()
         self._sensor_model = SensorModel()
         self._packed_plant = pack_plant(self.plant)  # None: a plant the compiled step does not take
         self._queue_policy = resolve_policy(config.queue_policy)
@@ -355,14 +356,22 @@ class ClusterEpisode:
         self._order_queue(w)
         self._window_started = self.ledger.place_queued(self.pool, w, first)
 
-        # IT load per step and zone: base + running jobs until their last step.
-        it = np.empty((s, len(self._base_row)))
-        it[:] = self._base_row  # np.tile's result, without its Python wrapper
+        # IT load per step and zone: base + running jobs until their last step, added job by job in running order
+        # (each entry's sum in that order), in Python floats: a numpy slice add per job costs more than the adds.
+        columns = [[base] * s for base in self._base_list]
+        jobs = self.ledger.jobs
         for request_id in self.ledger.running:
-            job = self.ledger.jobs[request_id]
+            job = jobs[request_id]
             steps_left = job.end_step - first  # type: ignore[operator]
-            if steps_left > 0:
-                it[: min(steps_left, s), job.zone] += job.request.kw
+            if steps_left <= 0:
+                continue
+            column, kw = columns[job.zone], job.request.kw  # type: ignore[index]
+            if steps_left >= s:
+                columns[job.zone] = [value + kw for value in column]  # type: ignore[index]
+            else:
+                for j in range(steps_left):
+                    column[j] += kw
+        it = np.array(list(zip(*columns, strict=True)), dtype=np.float64)  # (steps, zones)
         self.controller.begin_window(it, first)
         self._outs: list[PlantOutputs] = []
         self.compiled_records: tuple[list[float], list[float], list[float], NDArray[np.float64], PlantOutputs] | None

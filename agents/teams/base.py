@@ -186,7 +186,11 @@ class TeamBase:
         rate = self.profile.rate
         if self.workload is not None:
             rate = min(1.0, rate * self.workload.rate_factor(window, self.config.n_windows))
-        return 1 + sum(next(u) < rate for _ in range(self.config.max_requests_per_team - 1))
+        count = 1
+        for _ in range(self.config.max_requests_per_team - 1):
+            if next(u) < rate:
+                count += 1
+        return count
 
     def draft(self, window: int, u: Iterator[float]) -> Draft:
         profile, config = self.profile, self.config

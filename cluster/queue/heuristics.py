@@ -58,7 +58,14 @@ def atc_log_index(state: QueueState, k: float) -> np.ndarray:
         raise ValueError(f"ATC look-ahead k must be > 0, got {k}")
     p = state.processing_s
     slack = np.maximum(state.due_s - p - state.now_s, 0.0)
-    return np.log(state.weight / p) - slack / (k * float(np.mean(p)))
+    return np.log(state.weight / p) - slack / (k * mean_processing_s(p))
+
+
+def mean_processing_s(p: np.ndarray) -> float:
+    """``float(np.mean(p))`` of a 1-D array to the same bits (``np.mean`` is ``np.add.reduce`` over the count)
+    without its Python wrapper, a third of a small queue's ATC scoring (an admission window dispatches by ATC)."""
+    n = p.shape[0]
+    return float(np.add.reduce(p)) / n if n and p.ndim == 1 else float(np.mean(p))
 
 
 def wmdd_index(state: QueueState) -> np.ndarray:
