@@ -44,6 +44,8 @@ def _print_table(figures: dict[str, Any]) -> None:
     for key, value in figures.items():
         if isinstance(value, float):
             print(f"| {key} | {value:,.4g} |")
+    for part, share in figures.get("cluster_vector_window_shares_16", {}).items():
+        print(f"| share of a 16-episode cluster vector window: {part} | {share:.3f} |")
     for key, value in figures["ratios"].items():
         print(f"| ratio {key} | {value:,.3g} |")
     for key, met in figures["targets"].items():

@@ -6,7 +6,9 @@ ratio grows with N; the cluster vector env batches only the plant physics and th
 (the job logic stays per episode), so what more batching could buy is bounded by the share of a window they
 still take, which is measured (``cluster_vector_physics_share_16``), and by the bound it sets: even physics that
 cost nothing would raise the vector env's own windows/s by at most 1 / (1 − share)
-(``cluster_vector_16_bound_with_free_physics``), its ratio to one env by the same factor. The cluster vector
+(``cluster_vector_16_bound_with_free_physics``), its ratio to one env by the same factor. The other parts of a
+window are measured the same way (``cluster_vector_window_shares_16``: teams, oversight, bookkeeping, dispatch,
+scoring, observations, resets), which is what any further batching would have to take on. The cluster vector
 env is also measured against gymnasium's ``SyncVectorEnv`` over the same single environments (what it would be
 replaced by).
 """
@@ -69,47 +71,99 @@ def cluster_vector_rate(num_envs: int, min_seconds: float = 2.0, sync: bool = Fa
     return _rate(work, min_seconds)
 
 
-def cluster_physics_share(num_envs: int = 16, steps: int = 96, **config: Any) -> float:
-    """The share of a cluster vector env's wall time spent stepping its episodes' plants and cooling controllers
-    (``compiled_window.step_batches`` for the PPO controller, ``ClusterEpisode.step_compiled`` for another compiled
-    controller, and the batched array step of episodes without a compiled form), timed
-    around those calls over ``steps`` vector steps (after a warm-up): what batching the physics could at most
-    remove, so while the per-request game stays per episode the vector env's windows/s cannot rise by more than
-    1 / (1 − share), nor its ratio to one env. The three calls are wrapped for the measurement and restored after it."""
+PHYSICS = "plant and cooling controller"
+"""The part of :func:`cluster_window_shares` that batching across episodes covers today."""
+
+
+def _window_parts() -> dict[str, list[tuple[Any, str]]]:
+    """The parts of a cluster vector window that :func:`cluster_window_shares` times: for each, the (owner,
+    attribute) of the calls whose time is its own (exclusive of the other parts' calls made inside them)."""
+    from dcops import env as env_module
+    from dcops import vector_env
+    from dcops.agents.teams.base import TeamBase
+    from dcops.cluster.episode import ClusterEpisode
+    from dcops.oversight.calibrated import CalibratedMonitor
+    from dcops.oversight.monitor import OversightMonitor
+
+    def defining(cls: type, name: str) -> list[tuple[Any, str]]:  # the class and every subclass that overrides
+        found, stack = [], [cls]
+        while stack:
+            klass = stack.pop()
+            stack.extend(klass.__subclasses__())
+            if name in vars(klass):
+                found.append((klass, name))
+        return found
+
+    ops = env_module.DatacenterOpsEnv
+    return {
+        PHYSICS: [(ClusterEpisode, "step_compiled"), (vector_env, "_step_batched"), (vector_env, "step_batches")],
+        "teams drafting and stating requests": defining(TeamBase, "submit"),
+        "oversight monitor": [(CalibratedMonitor, "observe"), (CalibratedMonitor, "take_requests"),
+                              (OversightMonitor, "observe")],
+        "requests' bookkeeping (ledger, statistics)": [(ops, "_submit")],
+        "decisions, queue and dispatch": [(ops, "begin_step"), (ClusterEpisode, "begin_window")],
+        "window scoring, completions and audits": [(ClusterEpisode, "end_window")],
+        "observations and infos": [(ops, "_observe")],
+        "episode resets (set-up)": [(ops, "reset")],
+    }
+
+
+def cluster_window_shares(num_envs: int = 16, steps: int = 96, **config: Any) -> dict[str, float]:
+    """Where a cluster vector env's wall time goes: each part's share (:func:`_window_parts`), timed around its
+    calls over ``steps`` vector steps (after a warm-up), exclusive of the other parts' calls made inside them
+    (a reset's first requests count as the teams' and the bookkeeping's), and the rest (the vector env's own
+    batching, info merge and rewards: ``"the rest"``). Batching across episodes covers :data:`PHYSICS` today, so
+    while the rest of the game stays per episode the vector env's windows/s cannot rise by more than
+    1 / (1 − that share), nor its ratio to one env. The timed calls are wrapped for the measurement and restored
+    after it."""
+    import functools
     import time
 
     import dcops
-    from dcops import vector_env
-    from dcops.cluster.episode import ClusterEpisode
 
     env = dcops.make_vec_env("cluster/operations", num_envs, structured_view=False, **config)
     env.reset(seed=0)
     action = np.zeros((num_envs, env.single_action_space.shape[0]), dtype=np.int64)
     for _ in range(8):
         env.step(action)
-    spent = [0.0]
-    compiled, batched, together = ClusterEpisode.step_compiled, vector_env._step_batched, vector_env.step_batches
+    parts = _window_parts()
+    spent = dict.fromkeys(parts, 0.0)
+    inner = [0.0]  # time of timed calls inside the one running now (subtracted from it)
 
-    def timed(function: Any) -> Any:
-        def wrapper(*args: Any) -> Any:
+    def timed(part: str, function: Any) -> Any:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            outer, inner[0] = inner[0], 0.0
             start = time.perf_counter()
             try:
-                return function(*args)
+                return function(*args, **kwargs)
             finally:
-                spent[0] += time.perf_counter() - start
+                elapsed = time.perf_counter() - start
+                spent[part] += elapsed - inner[0]
+                inner[0] = outer + elapsed
         return wrapper
 
-    ClusterEpisode.step_compiled, vector_env._step_batched = timed(compiled), timed(batched)
-    vector_env.step_batches = timed(together)
+    originals = [(owner, name, vars(owner)[name]) for targets in parts.values() for owner, name in targets]
     try:
+        for part, targets in parts.items():
+            for owner, name in targets:
+                setattr(owner, name, timed(part, vars(owner)[name]))
         start = time.perf_counter()
         for _ in range(steps):
             env.step(action)
         total = time.perf_counter() - start
     finally:
-        ClusterEpisode.step_compiled, vector_env._step_batched = compiled, batched
-        vector_env.step_batches = together
-    return spent[0] / total
+        for owner, name, original in originals:
+            setattr(owner, name, original)
+    shares = {part: value / total for part, value in spent.items()}
+    shares["the rest"] = 1.0 - sum(shares.values())
+    return shares
+
+
+def cluster_physics_share(num_envs: int = 16, steps: int = 96, **config: Any) -> float:
+    """The share of a cluster vector env's wall time spent stepping its episodes' plants and cooling controllers
+    (:data:`PHYSICS` of :func:`cluster_window_shares`): what batching the physics could at most remove."""
+    return cluster_window_shares(num_envs, steps, **config)[PHYSICS]
 
 
 def run_vector_bench(cooling_env_steps_per_s: float, cluster_windows_per_s: float) -> dict[str, Any]:
@@ -127,7 +181,9 @@ def run_vector_bench(cooling_env_steps_per_s: float, cluster_windows_per_s: floa
         sync.append(cluster_vector_rate(8, min_seconds=1.0, sync=True, cooling="ppo"))
     figures["cluster_vector_windows_per_s_8"] = max(batched)
     figures["cluster_sync_vector_windows_per_s_8"] = max(sync)
-    figures["cluster_vector_physics_share_16"] = share = cluster_physics_share(16, cooling="ppo")
+    shares = cluster_window_shares(16, cooling="ppo")
+    figures["cluster_vector_window_shares_16"] = shares
+    figures["cluster_vector_physics_share_16"] = share = shares[PHYSICS]
     figures["ratios"] = {
         "cooling_vector_64_over_single_env": figures["cooling_vector_env_steps_per_s_64"] / cooling_env_steps_per_s,
         "cluster_vector_16_over_single_env": figures["cluster_vector_windows_per_s_16"] / cluster_windows_per_s,
