@@ -75,7 +75,7 @@ PHYSICS = "plant and cooling controller"
 """The part of :func:`cluster_window_shares` that batching across episodes covers today."""
 
 
-def _window_parts() -> dict[str, list[tuple[Any, str]]]:
+def window_parts() -> dict[str, list[tuple[Any, str]]]:
     """The parts of a cluster vector window that :func:`cluster_window_shares` times: for each, the (owner,
     attribute) of the calls whose time is its own (exclusive of the other parts' calls made inside them)."""
     from dcops import env as env_module
@@ -100,8 +100,8 @@ def _window_parts() -> dict[str, list[tuple[Any, str]]]:
         "teams drafting and stating requests": defining(TeamBase, "submit"),
         "oversight monitor": [(CalibratedMonitor, "observe"), (CalibratedMonitor, "take_requests"),
                               (OversightMonitor, "observe")],
-        "requests' bookkeeping (ledger, statistics)": [(ops, "_submit")],
-        "decisions, queue and dispatch": [(ops, "begin_step"), (ClusterEpisode, "begin_window")],
+        "requests' bookkeeping (ledger, team statistics, observation rows)": [(ops, "_submit")],
+        "decisions, queue, dispatch and the window's IT load": [(ops, "begin_step"), (ClusterEpisode, "begin_window")],
         "window scoring, completions and audits": [(ClusterEpisode, "end_window")],
         "observations and infos": [(ops, "_observe")],
         "episode resets (set-up)": [(ops, "reset")],
@@ -109,13 +109,14 @@ def _window_parts() -> dict[str, list[tuple[Any, str]]]:
 
 
 def cluster_window_shares(num_envs: int = 16, steps: int = 96, **config: Any) -> dict[str, float]:
-    """Where a cluster vector env's wall time goes: each part's share (:func:`_window_parts`), timed around its
+    """Where a cluster vector env's wall time goes: each part's share (:func:`window_parts`), timed around its
     calls over ``steps`` vector steps (after a warm-up), exclusive of the other parts' calls made inside them
-    (a reset's first requests count as the teams' and the bookkeeping's), and the rest (the vector env's own
-    batching, info merge and rewards: ``"the rest"``). Batching across episodes covers :data:`PHYSICS` today, so
-    while the rest of the game stays per episode the vector env's windows/s cannot rise by more than
-    1 / (1 − that share), nor its ratio to one env. The timed calls are wrapped for the measurement and restored
-    after it."""
+    (a reset's first requests count as the teams' and the bookkeeping's), and ``"the rest"``: the vector env's own
+    batching and info merge, rewards, flag counting, audit statistics, the teams' feedback and episode summaries,
+    and the timing's own cost (a few hundred wrapped calls a vector step, about half a per cent). Batching across
+    episodes covers :data:`PHYSICS` today, so while the rest of the game stays per episode the vector env's
+    windows/s cannot rise by more than 1 / (1 − that share), nor its ratio to one env. The timed calls are wrapped
+    for the measurement and restored after it."""
     import functools
     import time
 
@@ -126,7 +127,7 @@ def cluster_window_shares(num_envs: int = 16, steps: int = 96, **config: Any) ->
     action = np.zeros((num_envs, env.single_action_space.shape[0]), dtype=np.int64)
     for _ in range(8):
         env.step(action)
-    parts = _window_parts()
+    parts = window_parts()
     spent = dict.fromkeys(parts, 0.0)
     inner = [0.0]  # time of timed calls inside the one running now (subtracted from it)
 
@@ -160,12 +161,6 @@ def cluster_window_shares(num_envs: int = 16, steps: int = 96, **config: Any) ->
     return shares
 
 
-def cluster_physics_share(num_envs: int = 16, steps: int = 96, **config: Any) -> float:
-    """The share of a cluster vector env's wall time spent stepping its episodes' plants and cooling controllers
-    (:data:`PHYSICS` of :func:`cluster_window_shares`): what batching the physics could at most remove."""
-    return cluster_window_shares(num_envs, steps, **config)[PHYSICS]
-
-
 def run_vector_bench(cooling_env_steps_per_s: float, cluster_windows_per_s: float) -> dict[str, Any]:
     """Vector figures with their ratios to the single-environment figures measured in the same run (the cluster
     one with the default cooling, PPO)."""
@@ -188,7 +183,7 @@ def run_vector_bench(cooling_env_steps_per_s: float, cluster_windows_per_s: floa
         "cooling_vector_64_over_single_env": figures["cooling_vector_env_steps_per_s_64"] / cooling_env_steps_per_s,
         "cluster_vector_16_over_single_env": figures["cluster_vector_windows_per_s_16"] / cluster_windows_per_s,
         "cluster_vector_8_over_sync_vector_env_8": max(batched) / max(sync),
-        # Amdahl's bound on what making the physics free could still buy the vector env (cluster_physics_share).
+        # Amdahl's bound on what making the physics free could still buy the vector env (cluster_window_shares).
         "cluster_vector_16_bound_with_free_physics": 1.0 / (1.0 - share),
     }
     # Issue #28: 16 batched episodes at least 6× one env's windows per second (not met: README, Speed).

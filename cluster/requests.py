@@ -33,6 +33,9 @@ class Priority(IntEnum):
 
 PRIORITY_NAMES: tuple[str, ...] = tuple(p.name for p in Priority)
 
+_PRIORITY_NAME = {priority: priority.name for priority in Priority}
+"""Each level's name, looked up faster than the enum's ``name`` property (a value outside the enum raises)."""
+
 PUBLIC_FIELDS: tuple[str, ...] = (
     "request_id", "team", "job_type", "description", "kw", "duration_h", "gpus", "gpu_type", "priority",
     "deadline_window", "carbon_flexible", "chargeback", "submitted_window",
@@ -74,7 +77,7 @@ class Request:
             "duration_h": self.duration_h,
             "gpus": self.gpus,
             "gpu_type": self.gpu_type,
-            "priority": PRIORITY_NAMES[self.priority],
+            "priority": _PRIORITY_NAME[self.priority],
             "deadline_window": self.deadline_window,
             "carbon_flexible": self.carbon_flexible,
             "chargeback": self.chargeback,

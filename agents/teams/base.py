@@ -62,7 +62,7 @@ def _priority_cdfs(catalogue_name: str) -> dict[str, list[float]]:
     return {j.name: np.cumsum(j.priority_probs).tolist() for j in catalogue(catalogue_name)}
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=16384, typed=True)
 def _template_text(template: str, gpus: int, gpu_type: str, hours: str) -> str:
     """A job type's description template filled in (cached: the same few GPU counts and durations recur)."""
     return template.format(gpus=gpus, gpu_type=gpu_type, hours=hours)

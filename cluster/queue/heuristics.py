@@ -58,14 +58,17 @@ def atc_log_index(state: QueueState, k: float) -> np.ndarray:
         raise ValueError(f"ATC look-ahead k must be > 0, got {k}")
     p = state.processing_s
     slack = np.maximum(state.due_s - p - state.now_s, 0.0)
-    return np.log(state.weight / p) - slack / (k * mean_processing_s(p))
+    return np.log(state.weight / p) - slack / (k * float64_mean(p))
 
 
-def mean_processing_s(p: np.ndarray) -> float:
-    """``float(np.mean(p))`` of a 1-D array to the same bits (``np.mean`` is ``np.add.reduce`` over the count)
-    without its Python wrapper, a third of a small queue's ATC scoring (an admission window dispatches by ATC)."""
-    n = p.shape[0]
-    return float(np.add.reduce(p)) / n if n and p.ndim == 1 else float(np.mean(p))
+def float64_mean(values: np.ndarray) -> float:
+    """``float(np.mean(values))``, to the same bits. For a non-empty 1-D float64 array that is ``np.add.reduce``
+    over the count (``np.mean``'s own sum, then a float64 division), without ``np.mean``'s Python wrapper, a third
+    of a small queue's ATC scoring (every admission window dispatches its queue by ATC); any other array (another
+    dtype, whose mean ``np.mean`` takes in its own precision, or another shape) goes to ``np.mean`` itself."""
+    if values.ndim == 1 and values.dtype == np.float64 and values.shape[0]:
+        return float(np.add.reduce(values)) / values.shape[0]
+    return float(np.mean(values))
 
 
 def wmdd_index(state: QueueState) -> np.ndarray:
