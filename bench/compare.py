@@ -122,6 +122,7 @@ def _start(tree: str | None) -> subprocess.Popen[str]:
 
 def compare(baseline: str, rounds: int = 3) -> dict[str, dict[str, float]]:
     """Median over rounds of each figure for both trees and their ratio (this tree over the baseline)."""
+    baseline = os.path.abspath(baseline)  # the probes run from /: a relative folder would miss the baseline
     if not (Path(baseline) / "dcops" / "__init__.py").is_file():
         raise FileNotFoundError(f"--baseline {baseline}: expected a folder holding dcops/__init__.py")
     ours: list[dict[str, float]] = []
@@ -207,6 +208,7 @@ def compare_server(baseline: str, workers: int = 2, rounds: int = 3) -> dict[str
     """The server under load (``dcops bench --server`` with ``workers``) for this tree and the baseline folder,
     one after the other (a loaded server takes both cores, so the two cannot run at once), alternating which goes
     first, median of ``rounds``: each figure for both trees and their ratio (this tree over the baseline)."""
+    baseline = os.path.abspath(baseline)  # the probes run from /: a relative folder would miss the baseline
     if not (Path(baseline) / "dcops" / "__init__.py").is_file():
         raise FileNotFoundError(f"--baseline {baseline}: expected a folder holding dcops/__init__.py")
     runs: dict[str | None, list[dict[str, float]]] = {None: [], baseline: []}
