@@ -112,19 +112,36 @@ print(json.dumps(figures))
 '''
 
 
-def _start(tree: str | None) -> subprocess.Popen[str]:
+def baseline_folder(baseline: str) -> str:
+    """``baseline`` as an absolute folder (a probe of another tree runs from ``/``, where a relative folder would
+    miss it and the probe would import this tree's dcops instead).
+
+    :raises FileNotFoundError: the folder does not hold ``dcops/__init__.py``."""
+    folder = os.path.abspath(baseline)
+    if not (Path(folder) / "dcops" / "__init__.py").is_file():
+        raise FileNotFoundError(f"--baseline {baseline}: expected a folder holding dcops/__init__.py")
+    return folder
+
+
+def probe_environment(tree: str | None) -> tuple[dict[str, str], str | None]:
+    """The environment and working folder of a fresh interpreter probing ``tree`` (a :func:`baseline_folder`;
+    None: this tree): that tree first on ``PYTHONPATH``, run from ``/`` so that nothing in the caller's folder
+    shadows it."""
     env = dict(os.environ)
-    if tree is not None:
-        env["PYTHONPATH"] = tree + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.Popen([sys.executable, "-c", _PROBE], env=env, stdout=subprocess.PIPE, text=True,
-                            cwd="/" if tree is not None else None)
+    if tree is None:
+        return env, None
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (tree, env.get("PYTHONPATH", "")) if p)
+    return env, "/"
+
+
+def _start(tree: str | None) -> subprocess.Popen[str]:
+    env, cwd = probe_environment(tree)
+    return subprocess.Popen([sys.executable, "-c", _PROBE], env=env, stdout=subprocess.PIPE, text=True, cwd=cwd)
 
 
 def compare(baseline: str, rounds: int = 3) -> dict[str, dict[str, float]]:
     """Median over rounds of each figure for both trees and their ratio (this tree over the baseline)."""
-    baseline = os.path.abspath(baseline)  # the probes run from /: a relative folder would miss the baseline
-    if not (Path(baseline) / "dcops" / "__init__.py").is_file():
-        raise FileNotFoundError(f"--baseline {baseline}: expected a folder holding dcops/__init__.py")
+    baseline = baseline_folder(baseline)
     ours: list[dict[str, float]] = []
     theirs: list[dict[str, float]] = []
     for k in range(rounds):
@@ -208,17 +225,13 @@ def compare_server(baseline: str, workers: int = 2, rounds: int = 3) -> dict[str
     """The server under load (``dcops bench --server`` with ``workers``) for this tree and the baseline folder,
     one after the other (a loaded server takes both cores, so the two cannot run at once), alternating which goes
     first, median of ``rounds``: each figure for both trees and their ratio (this tree over the baseline)."""
-    baseline = os.path.abspath(baseline)  # the probes run from /: a relative folder would miss the baseline
-    if not (Path(baseline) / "dcops" / "__init__.py").is_file():
-        raise FileNotFoundError(f"--baseline {baseline}: expected a folder holding dcops/__init__.py")
+    baseline = baseline_folder(baseline)
     runs: dict[str | None, list[dict[str, float]]] = {None: [], baseline: []}
     for k in range(rounds):
         for tree in ([None, baseline] if k % 2 == 0 else [baseline, None]):
-            env = dict(os.environ)
-            if tree is not None:
-                env["PYTHONPATH"] = tree + os.pathsep + env.get("PYTHONPATH", "")
+            env, cwd = probe_environment(tree)
             result = subprocess.run([sys.executable, "-c", _SERVER_PROBE, str(workers)], env=env, text=True,
-                                    stdout=subprocess.PIPE, cwd="/" if tree is not None else None)
+                                    stdout=subprocess.PIPE, cwd=cwd)
             if result.returncode != 0:
                 raise RuntimeError(f"the server probe of {tree or 'this tree'} failed (exit {result.returncode}); "
                                    "its error is printed above")

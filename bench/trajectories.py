@@ -168,15 +168,15 @@ def digests_of_tree(tree: str, names: list[str] | None = None) -> dict[str, str]
     file's source in a fresh interpreter with that tree first on its path.
 
     :raises RuntimeError: the other interpreter failed, or played a ``dcops`` from somewhere else."""
-    folder = os.path.abspath(tree)  # the other interpreter runs elsewhere: a relative path would miss the tree
-    if not os.path.isfile(os.path.join(folder, "dcops", "__init__.py")):
-        raise FileNotFoundError(f"{tree}: expected a folder holding dcops/__init__.py")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (folder, env.get("PYTHONPATH", "")) if p)
+    # Imported here, not at the top: this file's source also runs in the other tree, which may not have them.
+    from dcops.bench.compare import baseline_folder, probe_environment
+
+    folder = baseline_folder(tree)
+    env, cwd = probe_environment(folder)
     # This file's source run with -c (not by path, which would put its folder first on the path).
     command = [sys.executable, "-c", Path(__file__).read_text(encoding="utf-8"), "--json",
                *(["--only", ",".join(names)] if names else [])]
-    result = subprocess.run(command, env=env, cwd="/", text=True, stdout=subprocess.PIPE)
+    result = subprocess.run(command, env=env, cwd=cwd, text=True, stdout=subprocess.PIPE)
     if result.returncode != 0:
         raise RuntimeError(f"playing the trajectories of {tree} failed (exit {result.returncode}); its error is "
                            "printed above")

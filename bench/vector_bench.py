@@ -113,7 +113,7 @@ def cluster_window_shares(num_envs: int = 16, steps: int = 96, **config: Any) ->
     calls over ``steps`` vector steps (after a warm-up), exclusive of the other parts' calls made inside them
     (a reset's first requests count as the teams' and the bookkeeping's), and ``"the rest"``: the vector env's own
     batching and info merge, rewards, flag counting, audit statistics, the teams' feedback and episode summaries,
-    and the timing's own cost (a few hundred wrapped calls a vector step, about half a per cent). Batching across
+    and the timing's own cost (a few hundred wrapped calls a vector step, each timed). Batching across
     episodes covers :data:`PHYSICS` today, so while the rest of the game stays per episode the vector env's
     windows/s cannot rise by more than 1 / (1 − that share), nor its ratio to one env. The timed calls are wrapped
     for the measurement and restored after it."""
