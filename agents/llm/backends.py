@@ -19,7 +19,10 @@ a bad model or server: a failed call returns an empty answer, which the parser r
   :func:`dcops.agents.llm.compact.decision_order`, each from its own short prompt
   (:class:`dcops.agents.llm.compact.CompactWindow`), scored like :class:`LoglikBackend` (the one-word answers
   after ``Decision:``); each answer updates the capacity the next prompt states, so a window costs one short
-  forward pass per request. It builds its own prompts and ignores the window prompt it is given.
+  forward pass per request. It builds its own prompts and ignores the window prompt it is given. It remembers
+  the scores of the prompts it has answered and caches the key/values of each request's context (the prompt
+  before the facts its earlier answers change; :class:`HeaderCache`), so a window decided again (an honest twin
+  replaying the episode) costs only what changed; both give the bits running the model again gives.
 - :class:`OpenAIBackend`: any OpenAI-compatible chat endpoint via the ``openai`` client (vLLM, llama.cpp
   server, hosted APIs). With ``json_schema=True`` it asks for output constrained to the answer's JSON schema
   (:func:`answer_schema`: exactly the pending ids, an enum of decisions and of allowed windows); a server that
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -246,14 +250,35 @@ def _split_model(model: Any) -> tuple[Any, Any, float | None]:
     return base.get_decoder(), base.get_output_embeddings(), softcap
 
 
+def output_logits(head: Any, states: Any, softcap: float | None) -> Any:
+    """Float32 logits of the output ``head`` (a linear layer) at ``states`` (``n × d``), soft-capped as the
+    model does.
+
+    A head without a bias is applied as ``weight @ statesᵀ``, so the vocabulary (262,144 rows for Gemma) is the
+    product's long side: on this CPU, 5 states cost 95 ms that way against 135 ms through ``F.linear``, which
+    packs the whole 671 MB weight for a few rows. It differs from ``head(states)`` by rounding only.
+    """
+    import torch
+
+    weight, bias = getattr(head, "weight", None), getattr(head, "bias", None)
+    if isinstance(weight, torch.Tensor) and bias is None and weight.dim() == 2 and states.dtype == weight.dtype:
+        logits = torch.mm(weight, states.T).T.float()
+    else:
+        logits = head(states).float()
+    return torch.tanh(logits / softcap) * softcap if softcap else logits
+
+
 def continuation_logprobs(prefix: PrefixCache | HeaderCache, prompt: str, rows: list[tuple[list[int], int]],
                           chunk: int = 16) -> list[float]:
     """For each row (tokens following ``prompt``, index of the first scored token), the summed log-probability
     of the scored tokens given the prompt and the row's earlier tokens.
 
-    One forward pass over the prompt (reusing :class:`PrefixCache`), then the rows in batches of ``chunk``, each
-    batch on a copy of the prompt's cache; rows are right-padded (causal attention never lets a real token see
-    a pad, so no mask is needed) and the output head runs only at the scored positions.
+    One forward pass over the prompt (reusing :class:`PrefixCache`), then the rows in batches of ``chunk``: a
+    row's token ``j`` is predicted by the hidden state of token ``j − 1`` (by the prompt's last one for
+    ``j = 0``), so a row's last token is never run and a one-token row needs no pass of its own. The rows'
+    other tokens run in one batched pass on a copy of the prompt's cache, right-padded (causal attention never
+    lets a real token see a pad, so no mask is needed), and the output head runs once per batch, at the scored
+    positions only (:func:`output_logits`).
     """
     import torch
 
@@ -268,23 +293,34 @@ def continuation_logprobs(prefix: PrefixCache | HeaderCache, prompt: str, rows: 
         cache, last = out.cache, out.last_hidden_state[0, -1:]
         for i in range(0, len(rows), chunk):
             part = rows[i: i + chunk]
-            width = max(len(seq) for seq, _ in part)
-            batch = torch.full((len(part), width), pad, dtype=torch.long, device=device)
-            for b, (seq, _) in enumerate(part):
-                batch[b, : len(seq)] = torch.tensor(seq, device=device)
-            shared = copy.deepcopy(cache)
-            shared.batch_repeat_interleave(len(part))
-            hidden = decoder(input_ids=batch, cache=shared, use_cache=True).last_hidden_state
+            # a row reads hidden states at positions max(start − 1, 0) … len − 2 of its own tokens
+            fed = [b for b, (seq, start) in enumerate(part) if len(seq) - 1 > max(start - 1, 0)]
+            hidden = None
+            if fed:
+                width = max(len(part[b][0]) - 1 for b in fed)
+                batch = torch.full((len(fed), width), pad, dtype=torch.long, device=device)
+                for k, b in enumerate(fed):
+                    seq = part[b][0]
+                    batch[k, : len(seq) - 1] = torch.tensor(seq[:-1], device=device)
+                shared = copy.deepcopy(cache)
+                shared.batch_repeat_interleave(len(fed))
+                hidden = decoder(input_ids=batch, cache=shared, use_cache=True).last_hidden_state
+                del shared
+            row_of = {b: k for k, b in enumerate(fed)}
+            states, targets, sizes = [], [], []
             for b, (seq, start) in enumerate(part):
-                states = hidden[b, max(start - 1, 0): len(seq) - 1]
-                if start == 0:  # the first token is predicted by the prompt's last position
-                    states = torch.cat([last, states], dim=0)
-                logits = head(states).float()
-                if softcap:
-                    logits = torch.tanh(logits / softcap) * softcap
-                targets = torch.tensor(seq[start:], device=device)
-                values.append(float(torch.log_softmax(logits, dim=-1).gather(1, targets[:, None]).sum()))
-            del shared
+                pieces = [last] if start == 0 and seq else []
+                if b in row_of:
+                    pieces.append(hidden[row_of[b], max(start - 1, 0): len(seq) - 1])
+                states.extend(pieces)
+                targets.extend(seq[start:])
+                sizes.append(max(len(seq) - start, 0))
+            if not targets:  # nothing scored in this batch
+                values.extend(0.0 for _ in part)
+                continue
+            logp = torch.log_softmax(output_logits(head, torch.cat(states, dim=0), softcap), dim=-1)
+            picked = logp.gather(1, torch.tensor(targets, device=device)[:, None])[:, 0]
+            values.extend(float(piece.sum()) for piece in torch.split(picked, sizes))
     return values
 
 
@@ -335,66 +371,165 @@ class LoglikBackend:
         return format_answer(self.decide(prompt, view))
 
 
+def cache_bytes(cache: Any) -> int:
+    """Bytes held by a key/value cache's tensors (every layer's keys and values)."""
+    import torch
+
+    return sum(value.nbytes for layer in getattr(cache, "layers", ()) for value in
+               (getattr(layer, "keys", None), getattr(layer, "values", None)) if isinstance(value, torch.Tensor))
+
+
 @dataclass
 class HeaderCache:
-    """Key/value cache of the shared start of a window's compact prompts (the rules, the window and its carbon:
-    :attr:`dcops.agents.llm.compact.CompactWindow.header`), so each request's prompt runs the model only over
-    its own lines. Same interface as :class:`PrefixCache` (:meth:`encode`); a prompt that does not start with
-    the header plus a newline, or whose tokens differ when split there, is encoded whole."""
+    """Key/value caches of the parts a compact prompt shares with others, so each prompt runs the model only
+    over what is new to it. Same interface as :class:`PrefixCache` (:meth:`encode`).
+
+    Two parts are kept. The window's **header** (the rules, the window and its carbon:
+    :attr:`dcops.agents.llm.compact.CompactWindow.header`), the start of every prompt of a window. And each
+    request's **context** (its prompt before the facts that depend on the window's earlier answers:
+    :func:`dcops.agents.llm.compact.prompt_context`), which recurs when the same window is decided again with
+    other answers before it: an honest twin replaying an episode (``dcops eval``'s gaming payoff) or another
+    decision order. Contexts are kept least recently used first out, up to :attr:`max_context_bytes` of cache.
+
+    A prompt is always run the same way (header, then the rest of its context, then its tail), whether its parts
+    are cached or not, so caching changes no bit of a score. A prompt that does not start with the header (or
+    the context) plus a newline, or whose tokens differ when split there, is run without that part. The caches
+    assume fixed weights: call :meth:`clear` after changing the model.
+    """
 
     model: Any
     tokenizer: Any
     header: str = ""
+    context: str = ""
+    """The current prompt's context (empty: none)."""
+    max_context_bytes: int = 1 << 30
+    """Most bytes of context caches kept (1 GiB: about 200 requests' contexts of Gemma 3 270M in float32)."""
+    context_hits: int = 0
+    """Prompts whose context came from the cache."""
     _cached: tuple[str, list[int], Any] | None = field(default=None, repr=False)
+    _contexts: OrderedDict[str, tuple[list[int], Any, int]] = field(default_factory=OrderedDict, repr=False)
+    _context_bytes: int = field(default=0, repr=False)
 
-    def _run(self, ids: list[int]) -> Any:
+    def clear(self) -> None:
+        self._cached = None
+        self._contexts.clear()
+        self._context_bytes = 0
+
+    def _run(self, ids: list[int], cache: Any = None) -> Any:
         import torch
 
         decoder = _split_model(self.model)[0]
         with torch.inference_mode():
-            return decoder(input_ids=torch.tensor([ids], device=_device(self.model)), use_cache=True).cache
+            return decoder(input_ids=torch.tensor([ids], device=_device(self.model)), cache=cache,
+                           use_cache=True).cache
+
+    def _header(self, ids: list[int]) -> tuple[list[int], Any] | None:
+        """The header's ids and cache, where ``ids`` start with them."""
+        if self._cached is None or self._cached[0] != self.header:
+            head_ids = list(self.tokenizer(self.header)["input_ids"])
+            self._cached = (self.header, head_ids, self._run(head_ids))
+        _, head_ids, cache = self._cached
+        return (head_ids, cache) if ids[: len(head_ids)] == head_ids else None  # tokens merged across the cut
+
+    def _context(self, ids: list[int], head_ids: list[int], head_cache: Any) -> tuple[list[int], Any] | None:
+        """The context's ids and cache (run from the header's and kept), where ``ids`` start with them."""
+        if self.context in self._contexts:
+            self._contexts.move_to_end(self.context)
+            context_ids, cache, _ = self._contexts[self.context]
+            self.context_hits += 1
+            return context_ids, cache
+        context_ids = list(self.tokenizer(self.context)["input_ids"])
+        if ids[: len(context_ids)] != context_ids or context_ids[: len(head_ids)] != head_ids:
+            return None
+        cache = self._run(context_ids[len(head_ids):], copy.deepcopy(head_cache))
+        size = cache_bytes(cache)
+        if size <= self.max_context_bytes:
+            self._contexts[self.context] = (context_ids, cache, size)
+            self._context_bytes += size
+            while self._context_bytes > self.max_context_bytes:
+                self._context_bytes -= self._contexts.popitem(last=False)[1][2]
+        return context_ids, cache
 
     def encode(self, prompt: str) -> tuple[Any, Any, int]:
-        """(all token ids as a 1 × n tensor, a fresh copy of the header's cache or None, the header's tokens)."""
+        """(all token ids as a 1 × n tensor, a fresh copy of the cache of their first k tokens or None, k)."""
         import torch
 
         device = _device(self.model)
         ids = list(self.tokenizer(prompt)["input_ids"])
         if not self.header or not prompt.startswith(self.header + "\n"):
             return torch.tensor([ids], device=device), None, 0
-        if self._cached is None or self._cached[0] != self.header:
-            head_ids = list(self.tokenizer(self.header)["input_ids"])
-            self._cached = (self.header, head_ids, self._run(head_ids))
-        _, head_ids, cache = self._cached
-        if ids[: len(head_ids)] != head_ids:  # the tokens merge across the cut: no reuse
+        header = self._header(ids)
+        if header is None:
             return torch.tensor([ids], device=device), None, 0
-        return torch.tensor([ids], device=device), copy.deepcopy(cache), len(head_ids)
+        cached = header
+        if self.context and self.context.startswith(self.header + "\n") and prompt.startswith(self.context + "\n"):
+            cached = self._context(ids, *header) or header
+        prefix_ids, cache = cached
+        return torch.tensor([ids], device=device), copy.deepcopy(cache), len(prefix_ids)
 
 
 @dataclass
 class CompactLoglikBackend:
-    """Sequential constrained decisions from compact per-request prompts (module docstring)."""
+    """Sequential constrained decisions from compact per-request prompts (module docstring).
+
+    The scores of a prompt are remembered (up to :attr:`max_remembered` prompts, least recently used first out)
+    and the shared parts of prompts are cached (:class:`HeaderCache`), so a window decided again, as by the
+    honest twins ``dcops eval`` plays for the gaming payoff, costs the model only the prompts that changed, and
+    those only from the first line that changed. Both give the same bits as running the model again; both
+    assume fixed weights (:meth:`clear` after changing the model).
+    """
 
     model: Any
     tokenizer: Any
+    max_remembered: int = 65_536
+    """Most prompts whose scores are remembered (each a few hundred bytes of text)."""
+    max_context_bytes: int = 1 << 30
+    """Most bytes of cached request contexts (:attr:`HeaderCache.max_context_bytes`)."""
+    remembered_hits: int = 0
+    """Prompts answered from the remembered scores."""
     last_scores: dict[str, dict[str, float]] = field(default_factory=dict)
     """Log-likelihood (nats) of each allowed answer word per request id, last window."""
     last_prompts: dict[str, str] = field(default_factory=dict)
     """The prompt each request of the last window was decided from."""
     _prefix: HeaderCache | None = field(default=None, repr=False)
+    _remembered: OrderedDict[tuple[str, tuple[str, ...]], dict[str, float]] = field(default_factory=OrderedDict,
+                                                                                    repr=False)
 
-    def word_scores(self, prompt: str, words: tuple[str, ...], header: str = "") -> dict[str, float]:
-        """Log-likelihood of ``" " + word`` after ``prompt``, for each word (``header``: the start of the prompt
-        whose key/value cache is kept for the next prompts that share it)."""
+    def clear(self) -> None:
+        """Forget remembered scores and cached prompt parts (after the model's weights change)."""
+        self._remembered.clear()
+        if self._prefix is not None:
+            self._prefix.clear()
+
+    def word_scores(self, prompt: str, words: tuple[str, ...], header: str = "", context: str = ""
+                    ) -> dict[str, float]:
+        """Log-likelihood of ``" " + word`` after ``prompt``, for each word. ``header`` and ``context``: starts
+        of the prompt whose key/value caches are kept for other prompts that share them (:class:`HeaderCache`);
+        they change how the model is run, never its scores for a given (prompt, header, context)."""
+        key = (prompt, header, context, words)
+        if key in self._remembered:
+            self._remembered.move_to_end(key)
+            self.remembered_hits += 1
+            return dict(self._remembered[key])
         if self._prefix is None:
-            self._prefix = HeaderCache(self.model, self.tokenizer)
-        self._prefix.header = header
+            self._prefix = HeaderCache(self.model, self.tokenizer, max_context_bytes=self.max_context_bytes)
+        self._prefix.header, self._prefix.context = header, context
         rows = [(list(self.tokenizer(" " + w, add_special_tokens=False)["input_ids"]), 0) for w in words]
-        return dict(zip(words, continuation_logprobs(self._prefix, prompt, rows), strict=True))
+        scores = dict(zip(words, continuation_logprobs(self._prefix, prompt, rows), strict=True))
+        self._remembered[key] = dict(scores)
+        while len(self._remembered) > self.max_remembered:
+            self._remembered.popitem(last=False)
+        return scores
 
     def decide(self, view: dict[str, Any]) -> list[dict[str, Any]]:
         """The highest-scoring allowed answer per pending request, decided in order."""
-        from dcops.agents.llm.compact import CompactWindow, allowed_words, decision_order, to_decision
+        from dcops.agents.llm.compact import (
+            CompactWindow,
+            allowed_words,
+            decision_order,
+            prompt_context,
+            to_decision,
+        )
 
         window, words = CompactWindow(view), allowed_words(view)
         self.last_scores, self.last_prompts = {}, {}
@@ -402,7 +537,7 @@ class CompactLoglikBackend:
         for request in decision_order(view):
             rid = request["request_id"]
             prompt = window.prompt(request)
-            scores = self.word_scores(prompt, words, header=window.header)
+            scores = self.word_scores(prompt, words, header=window.header, context=prompt_context(prompt))
             word = max(words, key=lambda w: scores[w])  # ties: the earlier word of ANSWER_WORDS
             self.last_scores[rid], self.last_prompts[rid] = scores, prompt
             decisions.append(to_decision(rid, word, view))

@@ -43,6 +43,9 @@ ANSWER_WORDS: tuple[str, ...] = ("ACCEPT", "REJECT", "DEFER")
 PROMPT_END = "Decision:"
 """Every compact prompt ends here; the answer is ``" " + word``."""
 
+FACTS_START = "Power left for new jobs: "
+"""The start of a compact prompt's facts line, the one before :data:`PROMPT_END` (:func:`prompt_context`)."""
+
 MAX_COMPACT_DESCRIPTION_CHARS = 100
 """Longest description shown, characters (longer ones are cut and marked ``…``)."""
 
@@ -127,6 +130,19 @@ def _team_text(view: dict[str, Any], team: str) -> str:
     return text
 
 
+def prompt_context(prompt: str) -> str:
+    """The part of a compact prompt that the window's earlier answers cannot change: everything before its
+    facts line (the power left and whether the request fits depend on the ACCEPTs decided before it). The
+    backend keeps its key/value cache (:class:`dcops.agents.llm.backends.HeaderCache`), so the same request in
+    the same window, decided again after other answers, runs the model over the last two lines only. Empty for a
+    text that does not end with the facts line and :data:`PROMPT_END`."""
+    head, sep, tail = prompt.rpartition("\n")
+    if tail != PROMPT_END or not sep:
+        return ""
+    context, sep, facts = head.rpartition("\n")
+    return context if sep and facts.startswith(FACTS_START) else ""
+
+
 @dataclass
 class CompactWindow:
     """One window's decisions in progress: the shared header, and the capacity left after the ACCEPTs so far."""
@@ -159,7 +175,7 @@ class CompactWindow:
                f"priority {request['priority']}, deadline window {request['deadline_window']}, carbon-flexible "
                f"{'yes' if request['carbon_flexible'] else 'no'}, waited {request.get('windows_waited', 0)} "
                f"windows.")
-        facts = (f"Power left for new jobs: {max(self.capacity.power_kw, 0.0):.0f} kW. Fits now: "
+        facts = (f"{FACTS_START}{max(self.capacity.power_kw, 0.0):.0f} kW. Fits now: "
                  f"{self._fit(request)}. Can wait a window: {'yes' if can_wait(request, view, h) else 'no'}.")
         return "\n".join([
             self.header,

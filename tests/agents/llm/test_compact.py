@@ -177,7 +177,7 @@ def test_the_sft_backend_states_the_capacity_its_own_answers_leave(views, tiny):
 
     model, tokenizer = tiny
     backend = CompactLoglikBackend(model, tokenizer)
-    backend.word_scores = lambda prompt, words, header="": {w: (0.0 if w == "ACCEPT" else -1.0) for w in words}
+    backend.word_scores = lambda prompt, words, **_: {w: (0.0 if w == "ACCEPT" else -1.0) for w in words}
     view = max(views, key=lambda v: len(v["pending"]))
     decisions = backend.decide(view)
     assert {d["decision"] for d in decisions} == {"ACCEPT"}
