@@ -255,8 +255,8 @@ def output_logits(head: Any, states: Any, softcap: float | None) -> Any:
     model does.
 
     A head without a bias is applied as ``weight @ statesᵀ``, so the vocabulary (262,144 rows for Gemma) is the
-    product's long side: on this CPU, 5 states cost 95 ms that way against 135 ms through ``F.linear``, which
-    packs the whole 671 MB weight for a few rows. It differs from ``head(states)`` by rounding only.
+    product's long side: for a few states ``F.linear`` packs the whole weight (671 MB in float32) first, which
+    made it the slower of the two on this CPU. It differs from ``head(states)`` by rounding only.
     """
     import torch
 
@@ -403,7 +403,8 @@ class HeaderCache:
     context: str = ""
     """The current prompt's context (empty: none)."""
     max_context_bytes: int = 1 << 30
-    """Most bytes of context caches kept (1 GiB: about 200 requests' contexts of Gemma 3 270M in float32)."""
+    """Most bytes of context caches kept (1 GiB: about 135 requests' contexts of Gemma 3 270M in float32, each
+    about 8 MB: the header's and the context's keys and values, 36 kB a token)."""
     context_hits: int = 0
     """Prompts whose context came from the cache."""
     _cached: tuple[str, list[int], Any] | None = field(default=None, repr=False)
@@ -434,8 +435,10 @@ class HeaderCache:
     def _context(self, ids: list[int], head_ids: list[int], head_cache: Any) -> tuple[list[int], Any] | None:
         """The context's ids and cache (run from the header's and kept), where ``ids`` start with them."""
         if self.context in self._contexts:
-            self._contexts.move_to_end(self.context)
             context_ids, cache, _ = self._contexts[self.context]
+            if ids[: len(context_ids)] != context_ids:  # this prompt's tokens merge across the cut
+                return None
+            self._contexts.move_to_end(self.context)
             self.context_hits += 1
             return context_ids, cache
         context_ids = list(self.tokenizer(self.context)["input_ids"])
@@ -492,8 +495,8 @@ class CompactLoglikBackend:
     last_prompts: dict[str, str] = field(default_factory=dict)
     """The prompt each request of the last window was decided from."""
     _prefix: HeaderCache | None = field(default=None, repr=False)
-    _remembered: OrderedDict[tuple[str, tuple[str, ...]], dict[str, float]] = field(default_factory=OrderedDict,
-                                                                                    repr=False)
+    _remembered: OrderedDict[tuple[str, str, str, tuple[str, ...]], dict[str, float]] = field(
+        default_factory=OrderedDict, repr=False)
 
     def clear(self) -> None:
         """Forget remembered scores and cached prompt parts (after the model's weights change)."""
