@@ -3,8 +3,9 @@
 The ``sft`` and ``sft_grpo`` schedulers decide each pending request by the log-likelihood of the answer words
 after its compact prompt (:class:`dcops.agents.llm.backends.CompactLoglikBackend`). This command collects
 distinct compact prompts from two seeded episodes (``family:classic`` seed 0 and ``family:adversarial`` seed 1,
-decided by priority_threshold, which ``llm:sft`` plays exactly), scores each once with the window header cached
-(what every tree's backend does), and prints the seconds a prompt and the scores::
+decided by priority_threshold, which ``llm:sft`` plays exactly), scores each once (the window header's cache
+reused by the prompts of its window that follow, as every tree's backend does; the first of each window also
+runs its header), and prints the seconds a prompt and the scores::
 
     python -m dcops.bench.llm_scoring                          # this tree (Gemma 3 270M and the sft_grpo adapter)
     python -m dcops.bench.llm_scoring --against HEAD~1         # and a revision's, one after the other
@@ -24,6 +25,7 @@ within one run. ``--model tiny`` (a tiny random model, no adapter) is for the te
 from __future__ import annotations
 
 import argparse
+import hashlib
 import inspect
 import json
 import os
@@ -115,6 +117,7 @@ def measure(n: int = 40, model_name: str = "gemma", mode: str = "sft_grpo") -> d
     seconds, scores = _timed(type(backend)(backend.model, backend.tokenizer), prompts)  # nothing remembered
     result: dict[str, Any] = {
         "dcops": dcops.__file__, "prompts": len(prompts),
+        "prompts_sha256": hashlib.sha256(json.dumps(prompts).encode()).hexdigest(),
         "seconds_median": statistics.median(seconds), "seconds_mean": statistics.fmean(seconds),
         "scores": [{w: v.hex() for w, v in s.items()} for s in scores],
     }
@@ -134,6 +137,9 @@ def _scores(result: dict[str, Any]) -> list[dict[str, float]]:
 def compare_scores(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
     """The largest absolute score difference, the prompts whose best answer is the same, and the smallest margin
     between a prompt's two best answers (in ``theirs``)."""
+    if ours.get("prompts_sha256", "") != theirs.get("prompts_sha256", ""):
+        raise ValueError("the two trees built different prompts (their prompt text changed), so their scores "
+                         "do not compare")
     a, b = _scores(ours), _scores(theirs)
     if len(a) != len(b) or any(set(x) != set(y) for x, y in zip(a, b, strict=True)):
         raise ValueError("the two trees scored different prompts or words")
@@ -194,8 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError, RuntimeError) as error:
         print(f"python -m dcops.bench.llm_scoring: {error}", file=sys.stderr)
         return 2
-    rows = [("seconds a prompt, header cached (median)", "seconds_median"),
-            ("seconds a prompt, header cached (mean)", "seconds_mean"),
+    rows = [("seconds a prompt (median)", "seconds_median"),
+            ("seconds a prompt (mean)", "seconds_mean"),
             ("… with its context, computed and kept (median)", "context_first_median"),
             ("… with its context from the cache (median)", "context_cached_median")]
     print(f"{ours['prompts']} prompts" + (f"; this tree against {label}" if theirs else ""))
@@ -208,7 +214,11 @@ def main(argv: list[str] | None = None) -> int:
                 cells.append(f"{theirs[key]:.3f}" if key in theirs else "—")
             print(f"| {title} | " + " | ".join(cells) + " |")
     if theirs:
-        same = compare_scores(ours, theirs)
+        try:
+            same = compare_scores(ours, theirs)
+        except ValueError as error:
+            print(f"python -m dcops.bench.llm_scoring: {error}", file=sys.stderr)
+            return 2
         print(f"largest score difference {same['max_abs_difference']:.3g} nats; the same best answer on "
               f"{same['same_choice']} of {same['prompts']} prompts; smallest margin between two best answers "
               f"{same['smallest_margin']:.3g} nats")

@@ -127,9 +127,21 @@ def make_env(cell: Cell, honest_agents: frozenset[str] = frozenset()) -> Any:
     return _ENVS[key]
 
 
+def _forget_llm_caches() -> None:
+    """Clear what the process's language-model schedulers remember of the prompts they answered and the
+    key/value caches they keep (``CompactLoglikBackend.clear``). Their answers are the same either way; cleared
+    at each cell, a cell's wall time and memory do not depend on the cells its worker played before, and what is
+    reused is what the cell's own honest twins replay."""
+    for policy in _LLM_POLICIES.values():
+        clear = getattr(getattr(policy, "backend", None), "clear", None)
+        if callable(clear):
+            clear()
+
+
 def _policy(name: str, family: str | None = None, env: Any = None, seed: int = 0) -> Any:
     """A fresh policy per episode (no state carried between cells) for an episode of ``family`` (None: not a
-    scenario family) on ``env`` with ``seed``; language models are loaded once per process. The truth planner
+    scenario family) on ``env`` with ``seed``; language models are loaded once per process, and what they
+    remember of prompts is cleared at each cell (:func:`_forget_llm_caches`). The truth planner
     (``truth_planner``) plans the episode from its truth through the evaluator API and is played as the plan it
     keeps (``dcops.evaluation.truth_planner.PlanFollower``), so its row has every metric a policy's has."""
     from dcops.evaluation.policies import make_policy
@@ -257,6 +269,7 @@ def gaming_payoffs(main: dict[str, Any], twins: dict[str, dict[str, Any]]) -> di
 def run_cell(cell: Cell) -> dict[str, Any]:
     """Run one cell; return its row (the cell's fields, metrics, ``wall_s``)."""
     start = time.perf_counter()
+    _forget_llm_caches()
     if cell.scheduler == BOUND:
         row = _bound_row(cell)
     else:

@@ -254,15 +254,15 @@ def output_logits(head: Any, states: Any, softcap: float | None) -> Any:
     """Float32 logits of the output ``head`` (a linear layer) at ``states`` (``n × d``), soft-capped as the
     model does.
 
-    A head without a bias is applied as ``weight @ statesᵀ``, so the vocabulary (262,144 rows for Gemma) is the
+    A plain linear head without a bias (not one wrapped by an adapter, whose own weights would be skipped) is
+    applied as ``weight @ statesᵀ``, so the vocabulary (262,144 rows for Gemma) is the
     product's long side: for a few states ``F.linear`` packs the whole weight (671 MB in float32) first, which
     made it the slower of the two on this CPU. It differs from ``head(states)`` by rounding only.
     """
     import torch
 
-    weight, bias = getattr(head, "weight", None), getattr(head, "bias", None)
-    if isinstance(weight, torch.Tensor) and bias is None and weight.dim() == 2 and states.dtype == weight.dtype:
-        logits = torch.mm(weight, states.T).T.float()
+    if type(head) is torch.nn.Linear and head.bias is None and states.dtype == head.weight.dtype:
+        logits = torch.mm(head.weight, states.T).T.float()
     else:
         logits = head(states).float()
     return torch.tanh(logits / softcap) * softcap if softcap else logits
@@ -408,8 +408,13 @@ class HeaderCache:
     context_hits: int = 0
     """Prompts whose context came from the cache."""
     _cached: tuple[str, list[int], Any] | None = field(default=None, repr=False)
-    _contexts: OrderedDict[str, tuple[list[int], Any, int]] = field(default_factory=OrderedDict, repr=False)
+    _contexts: OrderedDict[tuple[str, str], tuple[list[int], Any, int]] = field(default_factory=OrderedDict,
+                                                                               repr=False)
     _context_bytes: int = field(default=0, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.max_context_bytes < 0:
+            raise ValueError(f"max_context_bytes must be at least 0, got {self.max_context_bytes}")
 
     def clear(self) -> None:
         self._cached = None
@@ -432,22 +437,26 @@ class HeaderCache:
         _, head_ids, cache = self._cached
         return (head_ids, cache) if ids[: len(head_ids)] == head_ids else None  # tokens merged across the cut
 
+    def _kept_context(self, ids: list[int]) -> tuple[list[int], Any] | None:
+        """The kept cache of this header's context, where ``ids`` start with its tokens (it was kept only where
+        its tokens start with the header's, so a fresh run would take the same cut)."""
+        key = (self.header, self.context)
+        kept = self._contexts.get(key)
+        if kept is None or ids[: len(kept[0])] != kept[0]:
+            return None
+        self._contexts.move_to_end(key)
+        self.context_hits += 1
+        return kept[0], kept[1]
+
     def _context(self, ids: list[int], head_ids: list[int], head_cache: Any) -> tuple[list[int], Any] | None:
-        """The context's ids and cache (run from the header's and kept), where ``ids`` start with them."""
-        if self.context in self._contexts:
-            context_ids, cache, _ = self._contexts[self.context]
-            if ids[: len(context_ids)] != context_ids:  # this prompt's tokens merge across the cut
-                return None
-            self._contexts.move_to_end(self.context)
-            self.context_hits += 1
-            return context_ids, cache
+        """The context's ids and cache, run from the header's and kept, where ``ids`` start with them."""
         context_ids = list(self.tokenizer(self.context)["input_ids"])
         if ids[: len(context_ids)] != context_ids or context_ids[: len(head_ids)] != head_ids:
-            return None
+            return None  # the tokens merge across a cut
         cache = self._run(context_ids[len(head_ids):], copy.deepcopy(head_cache))
         size = cache_bytes(cache)
-        if size <= self.max_context_bytes:
-            self._contexts[self.context] = (context_ids, cache, size)
+        if 0 < size <= self.max_context_bytes:  # a cache whose size cannot be told (0) is not kept
+            self._contexts[(self.header, self.context)] = (context_ids, cache, size)
             self._context_bytes += size
             while self._context_bytes > self.max_context_bytes:
                 self._context_bytes -= self._contexts.popitem(last=False)[1][2]
@@ -461,12 +470,14 @@ class HeaderCache:
         ids = list(self.tokenizer(prompt)["input_ids"])
         if not self.header or not prompt.startswith(self.header + "\n"):
             return torch.tensor([ids], device=device), None, 0
-        header = self._header(ids)
-        if header is None:
-            return torch.tensor([ids], device=device), None, 0
-        cached = header
-        if self.context and self.context.startswith(self.header + "\n") and prompt.startswith(self.context + "\n"):
-            cached = self._context(ids, *header) or header
+        with_context = bool(self.context) and self.context.startswith(self.header + "\n") and prompt.startswith(
+            self.context + "\n")
+        cached = self._kept_context(ids) if with_context else None
+        if cached is None:
+            header = self._header(ids)
+            if header is None:
+                return torch.tensor([ids], device=device), None, 0
+            cached = (self._context(ids, *header) if with_context else None) or header
         prefix_ids, cache = cached
         return torch.tensor([ids], device=device), copy.deepcopy(cache), len(prefix_ids)
 
@@ -484,8 +495,9 @@ class CompactLoglikBackend:
 
     model: Any
     tokenizer: Any
-    max_remembered: int = 65_536
-    """Most prompts whose scores are remembered (each a few hundred bytes of text)."""
+    max_remembered: int = 16_384
+    """Most prompts whose scores are remembered (each about 1.5 kB of text: the prompt and its context as the
+    key), so about 25 MB at most; an adversarial cell of ``dcops eval`` plays about 1,200 prompts."""
     max_context_bytes: int = 1 << 30
     """Most bytes of cached request contexts (:attr:`HeaderCache.max_context_bytes`)."""
     remembered_hits: int = 0
@@ -497,6 +509,11 @@ class CompactLoglikBackend:
     _prefix: HeaderCache | None = field(default=None, repr=False)
     _remembered: OrderedDict[tuple[str, str, str, tuple[str, ...]], dict[str, float]] = field(
         default_factory=OrderedDict, repr=False)
+
+    def __post_init__(self) -> None:
+        for name in ("max_remembered", "max_context_bytes"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be at least 0, got {getattr(self, name)}")
 
     def clear(self) -> None:
         """Forget remembered scores and cached prompt parts (after the model's weights change)."""

@@ -31,9 +31,21 @@ def test_a_score_difference_and_a_changed_choice_are_reported():
     assert compare_scores(theirs, theirs)["max_abs_difference"] == 0.0
     with pytest.raises(ValueError, match="different prompts"):
         compare_scores(ours, _result({"ACCEPT": -1.0, "REJECT": -2.0}))
+    with pytest.raises(ValueError, match="different prompts"):
+        compare_scores({**ours, "prompts_sha256": "a"}, {**theirs, "prompts_sha256": "b"})
 
 
-def test_another_tree_is_measured_in_its_own_interpreter_and_agrees(tmp_path, capsys):
+@pytest.fixture
+def torch_threads():
+    """The command sets one torch thread; the test session gets its own number back."""
+    import torch
+
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)
+
+
+def test_another_tree_is_measured_in_its_own_interpreter_and_agrees(tmp_path, capsys, torch_threads):
     from pathlib import Path
 
     import dcops
@@ -49,7 +61,7 @@ def test_another_tree_is_measured_in_its_own_interpreter_and_agrees(tmp_path, ca
     assert "from the cache" in printed
 
 
-def test_a_tree_that_cannot_be_measured_is_an_error(tmp_path, capsys):
+def test_a_tree_that_cannot_be_measured_is_an_error(tmp_path, capsys, torch_threads):
     (tmp_path / "dcops").mkdir()
     (tmp_path / "dcops" / "__init__.py").write_text("raise ImportError('a broken tree')\n")
     assert main(["--baseline", str(tmp_path), "--model", "tiny", "--prompts", "2"]) == 2

@@ -36,13 +36,15 @@ def _prompts(view: dict[str, Any], word: str) -> dict[str, str]:
     return prompts
 
 
-def _forward_calls(model: Any) -> list[int]:
-    """A counter of the decoder's forward passes (a hook on the model's decoder)."""
+@pytest.fixture
+def forward_calls(tiny) -> Any:
+    """A counter of the tiny model's decoder passes (a hook, removed after the test)."""
     from dcops.agents.llm.backends import _split_model
 
     calls = [0]
-    _split_model(model)[0].register_forward_hook(lambda *_: calls.__setitem__(0, calls[0] + 1))
-    return calls
+    handle = _split_model(tiny[0])[0].register_forward_hook(lambda *_: calls.__setitem__(0, calls[0] + 1))
+    yield calls
+    handle.remove()
 
 
 def test_a_prompts_context_is_what_earlier_answers_cannot_change(busy_view):
@@ -61,7 +63,7 @@ def test_a_prompts_context_is_what_earlier_answers_cannot_change(busy_view):
     assert prompt_context("a\nb\nc") == ""
 
 
-def test_remembered_and_cached_scores_are_bit_for_bit_a_fresh_run(busy_view, tiny):
+def test_remembered_and_cached_scores_are_bit_for_bit_a_fresh_run(busy_view, tiny, forward_calls):
     """Deciding a window again answers every prompt from memory without running the model; with the memory
     cleared, every request's context comes from the cache; a backend that keeps nothing computes the same bits;
     and the scores are the model's log-likelihoods of one whole forward pass, to rounding."""
@@ -70,7 +72,7 @@ def test_remembered_and_cached_scores_are_bit_for_bit_a_fresh_run(busy_view, tin
     from dcops.agents.llm.backends import CompactLoglikBackend
 
     model, tokenizer = tiny
-    calls = _forward_calls(model)
+    calls = forward_calls
     backend = CompactLoglikBackend(model, tokenizer)
     decisions = backend.decide(busy_view)
     first = backend.last_scores
@@ -121,13 +123,65 @@ def test_the_context_cache_keeps_the_most_recent_within_its_bytes(busy_view, tin
     for prompt, context in zip(prompts, contexts, strict=True):
         backend.word_scores(prompt, ANSWER_WORDS, header=window.header, context=context)
         assert backend._prefix._context_bytes <= bound
-    assert list(backend._prefix._contexts) == contexts[-2:]
+    assert [context for _, context in backend._prefix._contexts] == contexts[-2:]
     assert backend._prefix._context_bytes == sizes[-1] + sizes[-2]
+
+    # a hit makes its context the most recent: the next new one evicts the other
+    backend._remembered.clear()
+    backend.word_scores(prompts[-2], ANSWER_WORDS, header=window.header, context=contexts[-2])
+    assert backend._prefix.context_hits == 1
+    backend.word_scores(prompts[0], ANSWER_WORDS, header=window.header, context=contexts[0])
+    assert [context for _, context in backend._prefix._contexts] == [contexts[-2], contexts[0]]
 
     backend.clear()
     assert not backend._prefix._contexts and backend._prefix._context_bytes == 0
+    hits = backend.remembered_hits, backend._prefix.context_hits
     backend.word_scores(prompts[-1], ANSWER_WORDS, header=window.header, context=contexts[-1])
-    assert backend.remembered_hits == 0 and backend._prefix.context_hits == 0
+    assert (backend.remembered_hits, backend._prefix.context_hits) == hits
+    with pytest.raises(ValueError, match="max_remembered"):
+        CompactLoglikBackend(model, tokenizer, max_remembered=-1)
+    with pytest.raises(ValueError, match="max_context_bytes"):
+        HeaderCache(model, tokenizer, max_context_bytes=-1)
+
+
+def test_a_context_is_kept_per_header(busy_view, tiny):
+    """The same context under another header is another cut (header, then context), so it is not reused: a
+    fresh run under that header takes that cut."""
+    from dcops.agents.llm.backends import HeaderCache
+
+    model, tokenizer = tiny
+    window = CompactWindow(busy_view)
+    prompt = window.prompt(decision_order(busy_view)[0])
+    context = prompt_context(prompt)
+    rules = window.header.split("\n")[0]  # a shorter header that also starts the prompt
+    cache = HeaderCache(model, tokenizer, header=window.header, context=context)
+    _, _, n_long = cache.encode(prompt)
+    cache.header = rules
+    _, _, n_short = cache.encode(prompt)
+    assert n_long == n_short == len(tokenizer(context)["input_ids"])
+    assert cache.context_hits == 0 and len(cache._contexts) == 2
+    cache.encode(prompt)
+    assert cache.context_hits == 1
+
+
+def test_each_cell_starts_with_the_llm_caches_cleared(monkeypatch):
+    """``dcops eval`` clears what its loaded language-model schedulers remember at each cell."""
+    from dcops.evaluation import runner
+    from dcops.evaluation.matrix import Cell
+
+    cleared: list[int] = []
+
+    class Backend:
+        def clear(self) -> None:
+            cleared.append(1)
+
+    class Policy:
+        backend = Backend()
+
+    monkeypatch.setitem(runner._LLM_POLICIES, "llm:stand-in", Policy())
+    runner.run_cell(Cell("priority_threshold", "one_strategic", "normal", 0, n_windows=2))
+    runner.run_cell(Cell("priority_threshold", "one_strategic", "normal", 1, n_windows=2))
+    assert cleared == [1, 1]
 
 
 def test_a_context_that_does_not_start_the_prompt_is_not_used(busy_view, tiny):
