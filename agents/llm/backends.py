@@ -456,6 +456,8 @@ class HeaderCache:
         cache = self._run(context_ids[len(head_ids):], copy.deepcopy(head_cache))
         size = cache_bytes(cache)
         if 0 < size <= self.max_context_bytes:  # a cache whose size cannot be told (0) is not kept
+            replaced = self._contexts.pop((self.header, self.context), None)
+            self._context_bytes -= replaced[2] if replaced is not None else 0
             self._contexts[(self.header, self.context)] = (context_ids, cache, size)
             self._context_bytes += size
             while self._context_bytes > self.max_context_bytes:
@@ -489,7 +491,7 @@ class CompactLoglikBackend:
     The scores of a prompt are remembered (up to :attr:`max_remembered` prompts, least recently used first out)
     and the shared parts of prompts are cached (:class:`HeaderCache`), so a window decided again, as by the
     honest twins ``dcops eval`` plays for the gaming payoff, costs the model only the prompts that changed, and
-    those only from the first line that changed. Both give the same bits as running the model again; both
+    those whose context is unchanged only their last two lines. Both give the same bits as running the model again; both
     assume fixed weights (:meth:`clear` after changing the model).
     """
 
