@@ -28,6 +28,7 @@ import sys
 import tarfile
 import tempfile
 from pathlib import Path
+from typing import Any
 
 # Runs inside each tree's interpreter: only public entry points of dcops, stable across versions.
 _PROBE = r'''
@@ -132,6 +133,25 @@ def probe_environment(tree: str | None) -> tuple[dict[str, str], str | None]:
         return env, None
     env["PYTHONPATH"] = os.pathsep.join(p for p in (tree, env.get("PYTHONPATH", "")) if p)
     return env, "/"
+
+
+def run_source_in_tree(source: Path, tree: str, arguments: list[str], doing: str) -> dict[str, Any]:
+    """Run the Python file ``source`` (its text, with ``-c``: run by path its folder would come first on the path)
+    with ``arguments`` in a fresh interpreter probing the ``dcops`` package in folder ``tree``
+    (:func:`probe_environment`); return the JSON object its last output line prints, which must say which
+    ``dcops`` it imported (``"dcops"``: that package's ``__init__.py``). ``doing`` names the work for errors.
+
+    :raises RuntimeError: the other interpreter failed, or imported a ``dcops`` from somewhere else."""
+    folder = baseline_folder(tree)
+    env, cwd = probe_environment(folder)
+    command = [sys.executable, "-c", source.read_text(encoding="utf-8"), *arguments]
+    result = subprocess.run(command, env=env, cwd=cwd, text=True, stdout=subprocess.PIPE)
+    if result.returncode != 0:
+        raise RuntimeError(f"{doing} {tree} failed (exit {result.returncode}); its error is printed above")
+    printed = json.loads(result.stdout.strip().splitlines()[-1])
+    if not os.path.abspath(printed["dcops"]).startswith(os.path.join(folder, "dcops") + os.sep):
+        raise RuntimeError(f"the interpreter for {tree} imported the dcops at {printed['dcops']}, not the tree's")
+    return dict(printed)
 
 
 def _start(tree: str | None) -> subprocess.Popen[str]:

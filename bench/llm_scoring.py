@@ -28,9 +28,7 @@ import argparse
 import hashlib
 import inspect
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -154,19 +152,10 @@ def measure_tree(tree: str, n: int, model_name: str, mode: str) -> dict[str, Any
     """:func:`measure` of the ``dcops`` package in folder ``tree``, by this file's source in a fresh interpreter.
 
     :raises RuntimeError: the other interpreter failed, or measured a ``dcops`` from somewhere else."""
-    from dcops.bench.compare import baseline_folder, probe_environment
+    from dcops.bench.compare import run_source_in_tree  # not at the top: this source also runs in other trees
 
-    folder = baseline_folder(tree)
-    env, cwd = probe_environment(folder)
-    command = [sys.executable, "-c", Path(__file__).read_text(encoding="utf-8"), "--json", "--prompts", str(n),
-               "--model", model_name, "--mode", mode]
-    result = subprocess.run(command, env=env, cwd=cwd, text=True, stdout=subprocess.PIPE)
-    if result.returncode != 0:
-        raise RuntimeError(f"measuring {tree} failed (exit {result.returncode}); its error is printed above")
-    measured = json.loads(result.stdout.strip().splitlines()[-1])
-    if not os.path.abspath(measured["dcops"]).startswith(os.path.join(folder, "dcops") + os.sep):
-        raise RuntimeError(f"the interpreter for {tree} measured the dcops at {measured['dcops']}, not the tree's")
-    return measured
+    return run_source_in_tree(Path(__file__), tree, ["--json", "--prompts", str(n), "--model", model_name,
+                                                     "--mode", mode], "measuring")
 
 
 def main(argv: list[str] | None = None) -> int:

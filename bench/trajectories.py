@@ -26,9 +26,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import struct
-import subprocess
 import sys
 import tempfile
 from enum import Enum
@@ -168,22 +166,12 @@ def digests_of_tree(tree: str, names: list[str] | None = None) -> dict[str, str]
     file's source in a fresh interpreter with that tree first on its path.
 
     :raises RuntimeError: the other interpreter failed, or played a ``dcops`` from somewhere else."""
-    # Imported here, not at the top: this file's source also runs in the other tree, which may not have them.
-    from dcops.bench.compare import baseline_folder, probe_environment
+    # Imported here, not at the top: this file's source also runs in the other tree, which may not have it.
+    from dcops.bench.compare import run_source_in_tree
 
-    folder = baseline_folder(tree)
-    env, cwd = probe_environment(folder)
-    # This file's source run with -c (not by path, which would put its folder first on the path).
-    command = [sys.executable, "-c", Path(__file__).read_text(encoding="utf-8"), "--json",
-               *(["--only", ",".join(names)] if names else [])]
-    result = subprocess.run(command, env=env, cwd=cwd, text=True, stdout=subprocess.PIPE)
-    if result.returncode != 0:
-        raise RuntimeError(f"playing the trajectories of {tree} failed (exit {result.returncode}); its error is "
-                           "printed above")
-    played = json.loads(result.stdout.strip().splitlines()[-1])
-    if not os.path.abspath(played["dcops"]).startswith(os.path.join(folder, "dcops") + os.sep):
-        raise RuntimeError(f"the interpreter for {tree} played the dcops at {played['dcops']}, not the tree's")
-    return played["digests"]
+    played = run_source_in_tree(Path(__file__), tree, ["--json", *(["--only", ",".join(names)] if names else [])],
+                                "playing the trajectories of")
+    return dict(played["digests"])
 
 
 def main(argv: list[str] | None = None) -> int:

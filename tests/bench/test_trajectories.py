@@ -104,9 +104,11 @@ def test_a_tree_whose_interpreter_plays_another_dcops_is_refused(tmp_path, monke
     (tmp_path / "dcops").mkdir()
     (tmp_path / "dcops" / "__init__.py").write_text("")
     played = '{"dcops": "/somewhere/else/dcops/__init__.py", "digests": {"classic-seed5": "0"}}'
-    monkeypatch.setattr(trajectories.subprocess, "run",
-                        lambda *args, **kwargs: trajectories.subprocess.CompletedProcess(args, 0, played + "\n"))
-    with pytest.raises(RuntimeError, match="played the dcops at /somewhere/else"):
+    from dcops.bench import compare
+
+    monkeypatch.setattr(compare.subprocess, "run",
+                        lambda *args, **kwargs: compare.subprocess.CompletedProcess(args, 0, played + "\n"))
+    with pytest.raises(RuntimeError, match="imported the dcops at /somewhere/else"):
         digests_of_tree(str(tmp_path), ["classic-seed5"])
 
 
