@@ -74,25 +74,24 @@ def collect_prompts(n: int) -> list[tuple[str, str, tuple[str, ...]]]:
     return every[::step][:n]
 
 
-def _backend(model_name: str, mode: str) -> Any:
-    from dcops.agents.llm.backends import CompactLoglikBackend
-
+def _model(model_name: str, mode: str) -> tuple[Any, Any]:
+    """The model (with the mode's adapter, for Gemma) and its tokenizer."""
     if model_name == "tiny":
         from dcops.agents.llm.model import tiny_model
 
-        return CompactLoglikBackend(*tiny_model(seed=0))
+        return tiny_model(seed=0)
     from dcops.agents.llm.scheduler import make_llm_scheduler
 
     backend = make_llm_scheduler(mode).backend
-    return CompactLoglikBackend(backend.model, backend.tokenizer)
+    return backend.model, backend.tokenizer
 
 
-def _timed(backend: Any, prompts: list[tuple[str, str, tuple[str, ...]]], **contexts: Any
+def _timed(backend: Any, prompts: list[tuple[str, str, tuple[str, ...]]], with_context: bool = False
            ) -> tuple[list[float], list[dict[str, float]]]:
     seconds, scores = [], []
     for header, prompt, words in prompts:
         extra = {}
-        if contexts.get("context"):
+        if with_context:
             from dcops.agents.llm.compact import prompt_context  # not in every tree
 
             extra = {"context": prompt_context(prompt)}
@@ -103,27 +102,29 @@ def _timed(backend: Any, prompts: list[tuple[str, str, tuple[str, ...]]], **cont
 
 
 def measure(n: int = 40, model_name: str = "gemma", mode: str = "sft_grpo") -> dict[str, Any]:
-    """This tree's figures (module docstring): seconds a prompt (median and mean), the scores as hex floats."""
+    """This tree's figures (module docstring): seconds a prompt (median and mean), the scores as hex floats.
+    Each pass gets a fresh backend, so nothing is remembered from the one before."""
     import torch
 
     import dcops
+    from dcops.agents.llm.backends import CompactLoglikBackend
 
     torch.set_num_threads(1)
     prompts = collect_prompts(n)
-    backend = _backend(model_name, mode)
-    backend.word_scores(*prompts[0][1:], header=prompts[0][0])  # warm up (the model's first pass)
-    seconds, scores = _timed(type(backend)(backend.model, backend.tokenizer), prompts)  # nothing remembered
+    model, tokenizer = _model(model_name, mode)
+    CompactLoglikBackend(model, tokenizer).word_scores(*prompts[0][1:], header=prompts[0][0])  # warm up
+    seconds, scores = _timed(CompactLoglikBackend(model, tokenizer), prompts)
     result: dict[str, Any] = {
         "dcops": dcops.__file__, "prompts": len(prompts),
         "prompts_sha256": hashlib.sha256(json.dumps(prompts).encode()).hexdigest(),
         "seconds_median": statistics.median(seconds), "seconds_mean": statistics.fmean(seconds),
         "scores": [{w: v.hex() for w, v in s.items()} for s in scores],
     }
-    if "context" in inspect.signature(backend.word_scores).parameters:
-        cached = type(backend)(backend.model, backend.tokenizer)
-        first, _ = _timed(cached, prompts, context=True)
-        cached._remembered.clear()
-        again, _ = _timed(cached, prompts, context=True)
+    if "context" in inspect.signature(CompactLoglikBackend.word_scores).parameters:
+        cached = CompactLoglikBackend(model, tokenizer)
+        first, _ = _timed(cached, prompts, with_context=True)
+        cached._remembered.clear()  # the scores forgotten, the contexts kept
+        again, _ = _timed(cached, prompts, with_context=True)
         result.update(context_first_median=statistics.median(first), context_cached_median=statistics.median(again))
     return result
 
